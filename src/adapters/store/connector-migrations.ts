@@ -1,0 +1,64 @@
+import type { Migration } from './sql-database.js';
+
+/**
+ * The connector's tables. Amounts are decimal strings (they can exceed 64-bit integers in minor
+ * units); timestamps are ISO 8601 UTC strings with milliseconds, which sort as text.
+ */
+export const connectorMigrations: readonly Migration[] = [
+  {
+    id: 'connector-001-inbound',
+    async up(db) {
+      await db.schema
+        .createTable('quotes')
+        .addColumn('quote_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('transaction_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('amount_type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('transfer_amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('payee_receive_amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('fee', 'varchar(40)', (c) => c.notNull())
+        .addColumn('payee_id_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('payee_id_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('payee_id_sub_value', 'varchar(128)')
+        .addColumn('expiration', 'varchar(30)', (c) => c.notNull())
+        .addColumn('payer_keys', 'text', (c) => c.notNull())
+        .addColumn('response', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('inbound_transfers')
+        .addColumn('transfer_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('quote_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('amount_type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('transaction_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('transfer_amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('payee_receive_amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('payer_id_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('payer_id_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('payee_id_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('payee_id_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('payee_id_sub_value', 'varchar(128)')
+        .addColumn('payee_account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('completed_timestamp', 'varchar(30)')
+        .addColumn('notified_state', 'varchar(32)')
+        .addColumn('error_name', 'varchar(64)')
+        .addColumn('error_message', 'varchar(256)')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'varchar(30)')
+        .addColumn('last_error', 'varchar(256)')
+        .addColumn('needs_attention', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_until', 'varchar(30)')
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('inbound_transfers_due').on('inbound_transfers').columns(['state', 'next_attempt_at']).execute();
+      await db.schema.createIndex('inbound_transfers_stale').on('inbound_transfers').columns(['state', 'updated_at']).execute();
+    },
+  },
+];

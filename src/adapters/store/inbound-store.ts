@@ -1,0 +1,310 @@
+import type { Kysely, Selectable } from 'kysely';
+import { parseInboundTransferState, type InboundTransferState } from '../../domain/inbound-transfer.js';
+import { isPartyIdType, type PartyIdType } from '../../domain/identifiers.js';
+import { AssertionFailed } from '../../domain/errors.js';
+import type {
+  InboundStore,
+  InsertResult,
+  NewTransfer,
+  QuoteRecord,
+  QuoteResponseBody,
+  TransferChanges,
+  TransferRecord,
+} from '../../ports/store.js';
+import type { SqlDatabase } from './sql-database.js';
+
+interface QuotesTable {
+  quote_id: string;
+  transaction_id: string;
+  request_hash: string;
+  amount_type: string;
+  amount: string;
+  currency: string;
+  transfer_amount: string;
+  payee_receive_amount: string;
+  fee: string;
+  payee_id_type: string;
+  payee_id_value: string;
+  payee_id_sub_value: string | null;
+  expiration: string;
+  payer_keys: string;
+  response: string;
+  created_at: string;
+}
+
+interface InboundTransfersTable {
+  transfer_id: string;
+  quote_id: string;
+  request_hash: string;
+  state: string;
+  amount_type: string;
+  transaction_type: string;
+  amount: string;
+  currency: string;
+  transfer_amount: string;
+  payee_receive_amount: string;
+  payer_id_type: string;
+  payer_id_value: string;
+  payee_id_type: string;
+  payee_id_value: string;
+  payee_id_sub_value: string | null;
+  payee_account_id: string;
+  completed_timestamp: string | null;
+  notified_state: string | null;
+  error_name: string | null;
+  error_message: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  needs_attention: number;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Schema {
+  quotes: QuotesTable;
+  inbound_transfers: InboundTransfersTable;
+}
+
+type Db = Kysely<Schema>;
+
+/** The inbound store on any SqlDatabase (SQLite or PostgreSQL): one query layer for both. */
+export class SqlInboundStore implements InboundStore {
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>> {
+    return this.database.transaction<Schema, InsertResult<QuoteRecord>>(async (trx) => {
+      const inserted = await trx
+        .insertInto('quotes')
+        .values(quoteRow(quote))
+        .onConflict((oc) => oc.column('quote_id').doNothing())
+        .executeTakeFirst();
+      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (created) return { record: quote, created };
+      const row = await trx.selectFrom('quotes').selectAll().where('quote_id', '=', quote.quoteId).executeTakeFirstOrThrow();
+      return { record: quoteFromRow(row), created };
+    });
+  }
+
+  async findQuote(quoteId: string): Promise<QuoteRecord | undefined> {
+    const row = await this.database.reader<Schema>().selectFrom('quotes').selectAll().where('quote_id', '=', quoteId).executeTakeFirst();
+    return row === undefined ? undefined : quoteFromRow(row);
+  }
+
+  insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
+    return this.database.transaction<Schema, InsertResult<TransferRecord>>(async (trx) => {
+      const inserted = await trx
+        .insertInto('inbound_transfers')
+        .values(newTransferRow(transfer))
+        .onConflict((oc) => oc.column('transfer_id').doNothing())
+        .executeTakeFirst();
+      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+      return { record: await selectTransfer(trx, transfer.transferId), created };
+    });
+  }
+
+  async findTransfer(transferId: string): Promise<TransferRecord | undefined> {
+    const row = await this.database
+      .reader<Schema>()
+      .selectFrom('inbound_transfers')
+      .selectAll()
+      .where('transfer_id', '=', transferId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : transferFromRow(row);
+  }
+
+  transitionTransfer(
+    transferId: string,
+    from: readonly InboundTransferState[],
+    to: InboundTransferState,
+    changes: TransferChanges = {},
+  ): Promise<TransferRecord | undefined> {
+    return this.database.transaction<Schema, TransferRecord | undefined>(async (trx) => {
+      const result = await trx
+        .updateTable('inbound_transfers')
+        .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
+        .where('transfer_id', '=', transferId)
+        .where('state', 'in', [...from])
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return undefined;
+      return selectTransfer(trx, transferId);
+    });
+  }
+
+  async recordTransferAttempt(transferId: string, changes: TransferChanges): Promise<void> {
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('inbound_transfers')
+        .set({ ...changeColumns(changes), lease_until: null })
+        .where('transfer_id', '=', transferId)
+        .execute();
+    });
+  }
+
+  claimDueTransfers(options: {
+    readonly states: readonly InboundTransferState[];
+    readonly now: string;
+    readonly staleBefore: string;
+    readonly leaseUntil: string;
+    readonly limit: number;
+  }): Promise<TransferRecord[]> {
+    return this.database.transaction<Schema, TransferRecord[]>(async (trx) => {
+      let candidates = trx
+        .selectFrom('inbound_transfers')
+        .select('transfer_id')
+        .where('state', 'in', [...options.states])
+        .where((eb) =>
+          eb.or([
+            eb('next_attempt_at', '<=', options.now),
+            eb.and([eb('next_attempt_at', 'is', null), eb('updated_at', '<=', options.staleBefore)]),
+          ]),
+        )
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', options.now)]))
+        .orderBy('updated_at')
+        .limit(options.limit);
+      if (this.database.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+      const ids = (await candidates.execute()).map((row) => row.transfer_id);
+      if (ids.length === 0) return [];
+      await trx.updateTable('inbound_transfers').set({ lease_until: options.leaseUntil }).where('transfer_id', 'in', ids).execute();
+      const rows = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', 'in', ids).orderBy('updated_at').execute();
+      return rows.map(transferFromRow);
+    });
+  }
+}
+
+async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {
+  const row = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', transferId).executeTakeFirstOrThrow();
+  return transferFromRow(row);
+}
+
+function quoteRow(quote: QuoteRecord): QuotesTable {
+  return {
+    quote_id: quote.quoteId,
+    transaction_id: quote.transactionId,
+    request_hash: quote.requestHash,
+    amount_type: quote.amountType,
+    amount: quote.amount,
+    currency: quote.currency,
+    transfer_amount: quote.transferAmount,
+    payee_receive_amount: quote.payeeReceiveAmount,
+    fee: quote.fee,
+    payee_id_type: quote.payeeIdType,
+    payee_id_value: quote.payeeIdValue,
+    payee_id_sub_value: quote.payeeIdSubValue,
+    expiration: quote.expiration,
+    payer_keys: JSON.stringify(quote.payerKeys),
+    response: JSON.stringify(quote.response),
+    created_at: quote.createdAt,
+  };
+}
+
+function quoteFromRow(row: Selectable<QuotesTable>): QuoteRecord {
+  return {
+    quoteId: row.quote_id,
+    transactionId: row.transaction_id,
+    requestHash: row.request_hash,
+    amountType: amountTypeOf(row.amount_type),
+    amount: row.amount,
+    currency: row.currency,
+    transferAmount: row.transfer_amount,
+    payeeReceiveAmount: row.payee_receive_amount,
+    fee: row.fee,
+    payeeIdType: idTypeOf(row.payee_id_type),
+    payeeIdValue: row.payee_id_value,
+    payeeIdSubValue: row.payee_id_sub_value,
+    expiration: row.expiration,
+    payerKeys: JSON.parse(row.payer_keys) as string[],
+    response: JSON.parse(row.response) as QuoteResponseBody,
+    createdAt: row.created_at,
+  };
+}
+
+function newTransferRow(transfer: NewTransfer): InboundTransfersTable {
+  return {
+    transfer_id: transfer.transferId,
+    quote_id: transfer.quoteId,
+    request_hash: transfer.requestHash,
+    state: transfer.state,
+    amount_type: transfer.amountType,
+    transaction_type: transfer.transactionType,
+    amount: transfer.amount,
+    currency: transfer.currency,
+    transfer_amount: transfer.transferAmount,
+    payee_receive_amount: transfer.payeeReceiveAmount,
+    payer_id_type: transfer.payerIdType,
+    payer_id_value: transfer.payerIdValue,
+    payee_id_type: transfer.payeeIdType,
+    payee_id_value: transfer.payeeIdValue,
+    payee_id_sub_value: transfer.payeeIdSubValue,
+    payee_account_id: transfer.payeeAccountId,
+    completed_timestamp: null,
+    notified_state: null,
+    error_name: null,
+    error_message: null,
+    attempts: 0,
+    next_attempt_at: null,
+    last_error: null,
+    needs_attention: 0,
+    lease_until: null,
+    created_at: transfer.createdAt,
+    updated_at: transfer.createdAt,
+  };
+}
+
+function changeColumns(changes: TransferChanges): Partial<InboundTransfersTable> {
+  const columns: Partial<InboundTransfersTable> = {};
+  if (changes.completedTimestamp !== undefined) columns.completed_timestamp = changes.completedTimestamp;
+  if (changes.notifiedState !== undefined) columns.notified_state = changes.notifiedState;
+  if (changes.errorName !== undefined) columns.error_name = changes.errorName;
+  if (changes.errorMessage !== undefined) columns.error_message = changes.errorMessage.slice(0, 256);
+  if (changes.attempts !== undefined) columns.attempts = changes.attempts;
+  if (changes.nextAttemptAt !== undefined) columns.next_attempt_at = changes.nextAttemptAt;
+  if (changes.lastError !== undefined) columns.last_error = changes.lastError === null ? null : changes.lastError.slice(0, 256);
+  if (changes.needsAttention !== undefined) columns.needs_attention = changes.needsAttention ? 1 : 0;
+  return columns;
+}
+
+function transferFromRow(row: Selectable<InboundTransfersTable>): TransferRecord {
+  return {
+    transferId: row.transfer_id,
+    quoteId: row.quote_id,
+    requestHash: row.request_hash,
+    state: parseInboundTransferState(row.state),
+    amountType: amountTypeOf(row.amount_type),
+    transactionType: row.transaction_type,
+    amount: row.amount,
+    currency: row.currency,
+    transferAmount: row.transfer_amount,
+    payeeReceiveAmount: row.payee_receive_amount,
+    payerIdType: row.payer_id_type,
+    payerIdValue: row.payer_id_value,
+    payeeIdType: idTypeOf(row.payee_id_type),
+    payeeIdValue: row.payee_id_value,
+    payeeIdSubValue: row.payee_id_sub_value,
+    payeeAccountId: row.payee_account_id,
+    completedTimestamp: row.completed_timestamp,
+    notifiedState: row.notified_state,
+    errorName: row.error_name,
+    errorMessage: row.error_message,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    needsAttention: Number(row.needs_attention) === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function amountTypeOf(text: string): 'SEND' | 'RECEIVE' {
+  if (text === 'SEND' || text === 'RECEIVE') return text;
+  throw new AssertionFailed(`stored amount type ${text}`);
+}
+
+function idTypeOf(text: string): PartyIdType {
+  if (isPartyIdType(text)) return text;
+  throw new AssertionFailed(`stored identifier type ${text}`);
+}

@@ -1,0 +1,154 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { applyMigrations, ping } from './migrator.js';
+import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+
+/** The most transactions committed by one fsync; bounds the latency of the last in a group. */
+const MAX_GROUP_SIZE = 256;
+const STATEMENT_CACHE_SIZE = 512;
+
+interface PendingWork {
+  readonly work: (trx: Kysely<AnySchema>) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * SQLite through better-sqlite3, in WAL mode with synchronous=FULL: a transaction is on disk
+ * when its promise resolves. Transactions that arrive while another group is being written are
+ * committed together as the next group, one fsync for all, each inside its own savepoint so
+ * that one failing does not undo the others. Reads use a second connection, so they never wait
+ * for a group being written.
+ */
+export class SqliteDatabase implements SqlDatabase {
+  readonly dialect = 'sqlite' as const;
+  readonly #writer: Kysely<AnySchema>;
+  readonly #readerDb: Kysely<AnySchema>;
+  readonly #connections: BetterSqlite3.Database[];
+  #queue: PendingWork[] = [];
+  #flushing = false;
+  #closed = false;
+
+  constructor(readonly path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const writer = openConnection(path);
+    const reader = path === ':memory:' ? writer : openConnection(path);
+    this.#connections = writer === reader ? [writer] : [writer, reader];
+    this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer) }) });
+    this.#readerDb =
+      writer === reader
+        ? this.#writer
+        : new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(reader) }) });
+  }
+
+  reader<S>(): Kysely<S> {
+    return this.#readerDb as unknown as Kysely<S>;
+  }
+
+  transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('database is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({
+        work: work as unknown as (trx: Kysely<AnySchema>) => Promise<unknown>,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const group = this.#queue.splice(0, MAX_GROUP_SIZE);
+      await this.#commitGroup(group);
+    }
+    this.#flushing = false;
+  }
+
+  async #commitGroup(group: readonly PendingWork[]): Promise<void> {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      const trx = await this.#writer.startTransaction().execute();
+      try {
+        for (const item of group) {
+          await sql`savepoint unit`.execute(trx);
+          try {
+            outcomes.push({ ok: true, value: await item.work(trx) });
+            await sql`release savepoint unit`.execute(trx);
+          } catch (error) {
+            await sql`rollback to savepoint unit`.execute(trx);
+            await sql`release savepoint unit`.execute(trx);
+            outcomes.push({ ok: false, error });
+          }
+        }
+        await trx.commit().execute();
+      } catch (error) {
+        await trx.rollback().execute().catch(() => undefined);
+        throw error;
+      }
+    } catch (error) {
+      // The group did not reach the disk: every member fails, none is reported as done.
+      for (const item of group) item.reject(error);
+      return;
+    }
+    group.forEach((item, index) => {
+      const outcome = outcomes[index];
+      if (outcome === undefined) item.reject(new Error('missing outcome in group commit'));
+      else if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.error);
+    });
+  }
+
+  async migrate(migrations: readonly Migration[]): Promise<void> {
+    await applyMigrations(this.#writer, migrations, (work) => this.transaction<AnySchema, void>(work));
+  }
+
+  async health(): Promise<void> {
+    await ping(this.#readerDb);
+    await this.transaction<AnySchema, void>(async (trx) => {
+      await ping(trx);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    while (this.#flushing) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (this.#readerDb !== this.#writer) await this.#readerDb.destroy();
+    await this.#writer.destroy();
+    for (const connection of this.#connections) if (connection.open) connection.close();
+  }
+}
+
+function openConnection(path: string): BetterSqlite3.Database {
+  const connection = new BetterSqlite3(path);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = FULL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('foreign_keys = ON');
+  return connection;
+}
+
+/** better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them. */
+function cachingStatements(connection: BetterSqlite3.Database): KyselySqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+    },
+    prepare: (text: string) => {
+      let statement = cache.get(text);
+      if (statement === undefined) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        statement = connection.prepare(text);
+        cache.set(text, statement);
+      }
+      return statement as unknown as ReturnType<KyselySqliteDatabase['prepare']>;
+    },
+  };
+}

@@ -1,0 +1,223 @@
+import { isCurrencyCode } from './domain/currencies.js';
+import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
+import type { ApiType } from './domain/iso20022.js';
+import { parseDecimal, compareDecimal } from './domain/money.js';
+
+/**
+ * All settings, read from environment variables (main.ts also loads an optional .env file).
+ * loadConfig checks every setting and reports every problem at once; the defaults are the
+ * demo set-up so that `npm start` works with no configuration at all.
+ */
+
+export interface StoreConfig {
+  readonly kind: 'sqlite' | 'postgres';
+  /** SQLite: the file path. PostgreSQL: the connection URL. */
+  readonly location: string;
+  readonly poolMax: number;
+}
+
+export interface Config {
+  readonly supportedIdType: PartyIdType;
+  readonly currency: string;
+  /** Fee percentage as a decimal string, e.g. "1.5". */
+  readonly sendingServiceCharge: string;
+  /** Quote validity in hours, as a decimal string. */
+  readonly expirationHours: string;
+  readonly expirationMs: number;
+  readonly sdkBaseUrl: string;
+  readonly lei: string;
+  readonly host: string;
+  readonly incomingPort: number;
+  readonly outgoingPort: number;
+  readonly store: StoreConfig;
+  readonly apiType: ApiType;
+  readonly cbsAdapter: string;
+  readonly sandboxAccountsFile: string | undefined;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly bodyLimitBytes: number;
+  readonly iso: {
+    /** Payer keys every iso20022 quote must carry. */
+    readonly requiredPayerKeys: readonly string[];
+    /** At least one of these payer keys must be present (empty: no such rule). */
+    readonly anyOfPayerKeys: readonly string[];
+  };
+  readonly sdkTimeoutMs: number;
+  readonly recovery: {
+    readonly intervalMs: number;
+    readonly batchSize: number;
+    /** A reservation with no notification after this long is looked up at the switch. */
+    readonly reservationQueryAfterMs: number;
+    readonly baseBackoffMs: number;
+    readonly maxBackoffMs: number;
+    /** After this many failed attempts an item is flagged as needing manual action. */
+    readonly attentionAfterAttempts: number;
+    readonly leaseMs: number;
+  };
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LEI_PATTERN = /^[A-Z0-9]{18}[0-9]{2}$/;
+
+/** ISO 17442 check: the LEI read as digits (A=10 ... Z=35) is 1 modulo 97. */
+export function isValidLei(lei: string): boolean {
+  if (!LEI_PATTERN.test(lei)) return false;
+  const digits = [...lei].map((c) => (c >= '0' && c <= '9' ? c : String(c.charCodeAt(0) - 55))).join('');
+  return BigInt(digits) % 97n === 1n;
+}
+
+const HOUR_MS = 3_600_000n;
+
+/** Reads every setting; throws ConfigError listing every problem. */
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+  const read = new Reader(env, problems);
+
+  const supportedIdType = read.string('SUPPORTED_ID_TYPE', 'MSISDN');
+  if (!isPartyIdType(supportedIdType)) problems.push(`SUPPORTED_ID_TYPE: "${supportedIdType}" is not an identifier type`);
+  const currency = read.string('X_CURRENCY', 'ZMW');
+  if (!isCurrencyCode(currency)) problems.push(`X_CURRENCY: "${currency}" is not an ISO 4217 code`);
+  const sendingServiceCharge = read.decimal('SENDING_SERVICE_CHARGE', '1');
+  if (sendingServiceCharge !== undefined && compareDecimal(sendingServiceCharge, '100') > 0) {
+    problems.push('SENDING_SERVICE_CHARGE: must be a percentage from 0 to 100');
+  }
+  const expirationHours = read.decimal('EXPIRATION_DURATION', '1');
+  let expirationMs = 0;
+  if (expirationHours !== undefined) {
+    const { units, scale } = parseDecimal(expirationHours);
+    const ms = (units * HOUR_MS) / 10n ** BigInt(scale);
+    if (ms < 1000n || ms > 24n * 30n * HOUR_MS) problems.push('EXPIRATION_DURATION: must be between 1 second and 720 hours');
+    expirationMs = Number(ms);
+  }
+  const sdkBaseUrl = read.url('SDK_BASE_URL', 'http://localhost:4001');
+  const lei = read.string('LEI', '9845000DEMOCC0NNEC85');
+  if (!isValidLei(lei)) problems.push(`LEI: "${lei}" is not a valid ISO 17442 Legal Entity Identifier`);
+  const apiType = read.oneOf('API_TYPE', ['fspiop', 'iso20022'] as const, 'fspiop');
+  const logLevel = read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info');
+
+  const config: Config = {
+    supportedIdType: supportedIdType as PartyIdType,
+    currency,
+    sendingServiceCharge: sendingServiceCharge ?? '0',
+    expirationHours: expirationHours ?? '1',
+    expirationMs,
+    sdkBaseUrl,
+    lei,
+    host: read.string('HOST', '0.0.0.0'),
+    incomingPort: read.integer('INCOMING_PORT', 3003, 0, 65535),
+    outgoingPort: read.integer('OUTGOING_PORT', 3004, 0, 65535),
+    store: readStore(read, problems),
+    apiType,
+    cbsAdapter: read.string('CBS_ADAPTER', 'sandbox'),
+    sandboxAccountsFile: read.optional('SANDBOX_ACCOUNTS_FILE'),
+    logLevel,
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65_536, 1024, 10_485_760),
+    iso: {
+      requiredPayerKeys: read.list('ISO_REQUIRED_PAYER_KEYS', ['CdtTrfTxInf.Dbtr.Nm']),
+      anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),
+    },
+    sdkTimeoutMs: read.integer('SDK_TIMEOUT_MS', 100_000, 1000, 600_000),
+    recovery: {
+      intervalMs: read.integer('RECOVERY_INTERVAL_MS', 5000, 10, 3_600_000),
+      batchSize: read.integer('RECOVERY_BATCH_SIZE', 50, 1, 10_000),
+      reservationQueryAfterMs: read.integer('RESERVATION_QUERY_AFTER_MS', 120_000, 0, 86_400_000),
+      baseBackoffMs: read.integer('RECOVERY_BASE_BACKOFF_MS', 1000, 1, 3_600_000),
+      maxBackoffMs: read.integer('RECOVERY_MAX_BACKOFF_MS', 300_000, 1, 86_400_000),
+      attentionAfterAttempts: read.integer('RECOVERY_ATTENTION_AFTER_ATTEMPTS', 10, 1, 1_000_000),
+      leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
+    },
+  };
+  if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
+    problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function readStore(read: Reader, problems: string[]): StoreConfig {
+  const url = read.string('DATABASE_URL', './data/connector.db');
+  const poolMax = read.integer('DATABASE_POOL_MAX', 10, 1, 1000);
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax };
+  const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
+  if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
+    problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);
+  }
+  if (path === '') problems.push('DATABASE_URL: empty SQLite path');
+  return { kind: 'sqlite', location: path, poolMax };
+}
+
+/** Reads settings and collects problems instead of stopping at the first. */
+class Reader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  optional(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.optional(name) ?? fallback;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const text = this.optional(name);
+    if (text === undefined) return fallback;
+    if (!/^[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) {
+      this.problems.push(`${name}: "${text}" is not a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(text);
+  }
+
+  decimal(name: string, fallback: string): string | undefined {
+    const text = this.string(name, fallback);
+    try {
+      parseDecimal(text);
+      return text;
+    } catch {
+      this.problems.push(`${name}: "${text}" is not a non-negative decimal number`);
+      return undefined;
+    }
+  }
+
+  url(name: string, fallback: string): string {
+    const text = this.string(name, fallback);
+    try {
+      const url = new URL(text);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+      return text.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name}: "${text}" is not an http(s) URL`);
+      return fallback;
+    }
+  }
+
+  oneOf<const T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const text = this.string(name, fallback);
+    const match = allowed.find((candidate) => candidate === text);
+    if (match === undefined) {
+      this.problems.push(`${name}: "${text}" is not one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return match;
+  }
+
+  list(name: string, fallback: readonly string[]): readonly string[] {
+    const text = this.env[name];
+    if (text === undefined) return fallback;
+    return text
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
+}

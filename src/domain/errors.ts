@@ -1,0 +1,85 @@
+/**
+ * The closed catalogue of errors the connector answers with. Each entry has a stable name,
+ * an FSPIOP error code (what the switch connector reads) and a category (what http/ maps to
+ * an HTTP status). Nothing else in the code chooses a status or a code.
+ */
+
+export type ErrorCategory =
+  | 'invalid' // the request itself is wrong: 400
+  | 'unauthorized' // missing or wrong credentials: 401
+  | 'not-found' // an id we do not know: 404
+  | 'conflict' // the id is known but the request contradicts what was recorded: 409
+  | 'rejected' // a business decision: 422
+  | 'internal' // a programmer error or broken invariant: 500
+  | 'unavailable' // a dependency is down; the same request may succeed later: 503
+  | 'timeout'; // a dependency did not answer in time; outcome may be unknown: 504
+
+export const ERROR_CATALOGUE = {
+  MalformedSyntax: { code: '3101', category: 'invalid', text: 'Malformed syntax' },
+  ValidationFailed: { code: '3100', category: 'invalid', text: 'Generic validation error' },
+  MissingElement: { code: '3102', category: 'invalid', text: 'Missing mandatory element' },
+  UnknownRoute: { code: '3002', category: 'not-found', text: 'Unknown URI' },
+  UnsupportedIdType: { code: '3100', category: 'rejected', text: 'Unsupported identifier type' },
+  UnsupportedCurrency: { code: '5106', category: 'rejected', text: 'Unsupported currency' },
+  ModifiedRequest: { code: '3106', category: 'conflict', text: 'Modified request' },
+  PartyNotFound: { code: '3204', category: 'not-found', text: 'Party not found' },
+  QuoteNotFound: { code: '3205', category: 'not-found', text: 'Quote not found' },
+  TransferNotFound: { code: '3208', category: 'not-found', text: 'Transfer not found' },
+  QuoteExpired: { code: '3302', category: 'rejected', text: 'Quote expired' },
+  InvalidQuote: { code: '5101', category: 'rejected', text: 'Transfer inconsistent with its quote' },
+  PayeeInsufficientLiquidity: { code: '5001', category: 'rejected', text: 'Payee FSP insufficient liquidity' },
+  PayeeBlocked: { code: '5400', category: 'rejected', text: 'Payee account blocked' },
+  PayeeBarred: { code: '5401', category: 'rejected', text: 'Payee account barred' },
+  PayeeClosed: { code: '5402', category: 'rejected', text: 'Payee account closed' },
+  PayeeRejected: { code: '5100', category: 'rejected', text: 'Payee rejected the payment' },
+  PayerInformationMissing: { code: '3102', category: 'invalid', text: 'Payer information missing' },
+  TransferNotCompleted: { code: '5104', category: 'rejected', text: 'Transfer not completed' },
+  TransferStateConflict: { code: '3106', category: 'conflict', text: 'Transfer already finished differently' },
+  InvalidReturnedQuote: { code: '5101', category: 'rejected', text: 'Invalid quote returned by the switch' },
+  QuoteNotAccepted: { code: '5101', category: 'rejected', text: 'Quote not accepted' },
+  ConversionRejected: { code: '5101', category: 'rejected', text: 'Conversion terms rejected' },
+  PayerRejected: { code: '4100', category: 'rejected', text: 'Payer rejected the payment' },
+  PayerInsufficientFunds: { code: '4001', category: 'rejected', text: 'Payer insufficient funds' },
+  PaymentStateConflict: { code: '3106', category: 'conflict', text: 'Payment is in another state' },
+  Unauthorized: { code: '3000', category: 'unauthorized', text: 'Unauthorized' },
+  SdkClientError: { code: '2001', category: 'unavailable', text: 'Switch connector request failed' },
+  SdkTimeout: { code: '2004', category: 'timeout', text: 'Switch connector timed out' },
+  InstitutionUnavailable: { code: '2003', category: 'unavailable', text: 'Institution unavailable' },
+  InstitutionTimeout: { code: '2004', category: 'timeout', text: 'Institution timed out' },
+  NotSupported: { code: '2001', category: 'rejected', text: 'Operation not supported by this institution' },
+  Internal: { code: '2001', category: 'internal', text: 'Internal server error' },
+} as const satisfies Record<string, { code: string; category: ErrorCategory; text: string }>;
+
+export type ErrorName = keyof typeof ERROR_CATALOGUE;
+
+/** The one error type the connector throws on purpose. `message` is safe to show the caller. */
+export class ConnectorError extends Error {
+  readonly errorName: ErrorName;
+  readonly code: string;
+  readonly category: ErrorCategory;
+
+  constructor(errorName: ErrorName, detail?: string, options?: { cause?: unknown }) {
+    const entry = ERROR_CATALOGUE[errorName];
+    super(detail === undefined ? entry.text : `${entry.text}: ${detail}`, options);
+    this.name = 'ConnectorError';
+    this.errorName = errorName;
+    this.code = entry.code;
+    this.category = entry.category;
+  }
+}
+
+export function isConnectorError(error: unknown, name?: ErrorName): error is ConnectorError {
+  return error instanceof ConnectorError && (name === undefined || error.errorName === name);
+}
+
+/** A broken invariant: a programmer error, never a business outcome. */
+export function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new AssertionFailed(message);
+}
+
+export class AssertionFailed extends Error {
+  constructor(message: string) {
+    super(`assertion failed: ${message}`);
+    this.name = 'AssertionFailed';
+  }
+}

@@ -1,0 +1,103 @@
+import type { PartyId } from '../domain/identifiers.js';
+import type { PostalAddress } from '../domain/iso20022.js';
+import type { Money } from '../domain/money.js';
+
+/**
+ * The core-banking port: what the connector needs from an institution's own systems.
+ * One adapter per institution implements it (src/adapters/core-banking/<institution>/).
+ *
+ * Rules every adapter follows:
+ * - Every money-moving call carries `reference`, derived from a switch id, and is idempotent on
+ *   it: the same call with the same reference moves money at most once and answers the same.
+ * - Failures are ConnectorErrors: a business decline keeps its catalogue name (PartyNotFound,
+ *   PayeeInsufficientLiquidity, PayerInsufficientFunds, ...); an outage is InstitutionUnavailable;
+ *   a timeout is InstitutionTimeout, which means "outcome unknown", never "failed".
+ * - An operation the institution cannot do throws NotSupported.
+ * - Adapters keep no state of their own; state and retries belong to the aggregate and store.
+ */
+
+export type AccountStatus = 'active' | 'barred' | 'blocked' | 'closed';
+
+export interface PartyDetails extends PartyId {
+  /** The institution's own account reference; opaque to the connector. */
+  readonly accountId: string;
+  readonly currency: string;
+  readonly status: AccountStatus;
+  readonly displayName: string;
+  readonly firstName?: string;
+  readonly middleName?: string;
+  readonly lastName?: string;
+  /** YYYY-MM-DD */
+  readonly dateOfBirth?: string;
+  readonly postalAddress?: PostalAddress;
+  /** ISO 3166 alpha-2 */
+  readonly countryOfResidence?: string;
+  readonly kycInformation?: string;
+}
+
+/** How the outgoing payment's customer debit happens (spec: Outgoing-payments rules 2 and 3). */
+export type OutgoingFlow = 'bank' | 'mobile-operator';
+
+export interface CoreBankingCapabilities {
+  readonly outgoingFlow: OutgoingFlow;
+  /** True when the institution holds funds natively; false when a reservation is a float check. */
+  readonly nativeHolds: boolean;
+}
+
+export interface ReserveRequest {
+  readonly reference: string;
+  readonly amount: Money;
+  readonly payeeAccountId: string;
+}
+
+export interface CommitRequest {
+  readonly reference: string;
+  readonly amount: Money;
+  readonly payeeAccountId: string;
+}
+
+export interface CollectRequest {
+  readonly reference: string;
+  readonly amount: Money;
+  /** The payer's identifier at the institution (payer.payerId of the channel request). */
+  readonly payerId: string;
+  readonly description?: string;
+}
+
+export interface RefundRequest {
+  readonly reference: string;
+  /** Reference of the original debit or collection being refunded. */
+  readonly originalReference: string;
+  readonly amount: Money;
+  readonly payerId: string;
+}
+
+/** Where an institution says a transaction of ours stands. Unknown is never guessed into another value. */
+export type InstitutionTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'unknown' | 'not-found';
+
+export interface CollectResult {
+  readonly status: InstitutionTransactionStatus;
+  /** The institution's own id for the collection, for support staff. */
+  readonly institutionReference?: string;
+}
+
+export interface CoreBanking {
+  readonly name: string;
+  readonly capabilities: CoreBankingCapabilities;
+  /** Party details by identifier; PartyNotFound when unknown. */
+  lookupParty(id: PartyId): Promise<PartyDetails>;
+  /** Reserves `amount` from the prefunded float for a payee; PayeeInsufficientLiquidity when short. */
+  reserve(request: ReserveRequest): Promise<void>;
+  /** Credits the payee from the reservation made under the same reference. */
+  commit(request: CommitRequest): Promise<void>;
+  /** Releases the reservation under `reference`; a no-op when there is none or it is released. */
+  release(reference: string): Promise<void>;
+  /** Mobile-operator flow: asks the customer to approve a debit (payment prompt). */
+  collect(request: CollectRequest): Promise<CollectResult>;
+  /** Returns money debited from a customer for an outgoing payment that failed. */
+  refund(request: RefundRequest): Promise<void>;
+  /** Status of a collection, refund or other transaction by our reference. */
+  transactionStatus(reference: string): Promise<InstitutionTransactionStatus>;
+  /** Throws when the institution cannot be reached. */
+  health(): Promise<void>;
+}

@@ -1,0 +1,137 @@
+import type { InboundTransferState } from '../domain/inbound-transfer.js';
+import type { PartyIdType } from '../domain/identifiers.js';
+import type { ExtensionItem } from '../domain/iso20022.js';
+
+/** A quote we gave, stored so that its transfer can be checked and a retry answered the same. */
+export interface QuoteRecord {
+  readonly quoteId: string;
+  readonly transactionId: string;
+  readonly requestHash: string;
+  readonly amountType: 'SEND' | 'RECEIVE';
+  /** The quote request's amount. */
+  readonly amount: string;
+  readonly currency: string;
+  readonly transferAmount: string;
+  readonly payeeReceiveAmount: string;
+  readonly fee: string;
+  readonly payeeIdType: PartyIdType;
+  readonly payeeIdValue: string;
+  readonly payeeIdSubValue: string | null;
+  /** ISO 8601 with milliseconds. */
+  readonly expiration: string;
+  /** Payer extension keys received with the quote (iso20022 mode). */
+  readonly payerKeys: readonly string[];
+  /** The exact answer given, returned again on a retry. */
+  readonly response: QuoteResponseBody;
+  readonly createdAt: string;
+}
+
+export interface QuoteResponseBody {
+  readonly quoteId: string;
+  readonly transactionId: string;
+  readonly transferAmount: string;
+  readonly transferAmountCurrency: string;
+  readonly payeeReceiveAmount: string;
+  readonly payeeReceiveAmountCurrency: string;
+  readonly payeeFspFeeAmount: string;
+  readonly payeeFspFeeAmountCurrency: string;
+  readonly expiration: string;
+  readonly extensionList?: readonly ExtensionItem[];
+}
+
+export interface TransferRecord {
+  readonly transferId: string;
+  readonly quoteId: string;
+  readonly requestHash: string;
+  readonly state: InboundTransferState;
+  readonly amountType: 'SEND' | 'RECEIVE';
+  readonly transactionType: string;
+  /** The request's amount (the quote request's amount). */
+  readonly amount: string;
+  readonly currency: string;
+  /** What the hub moves to us (the quote's transferAmount). */
+  readonly transferAmount: string;
+  /** What is reserved from the float and credited to the payee. */
+  readonly payeeReceiveAmount: string;
+  readonly payerIdType: string;
+  readonly payerIdValue: string;
+  readonly payeeIdType: PartyIdType;
+  readonly payeeIdValue: string;
+  readonly payeeIdSubValue: string | null;
+  readonly payeeAccountId: string;
+  /** When RESERVED was first answered; returned again on a retry. */
+  readonly completedTimestamp: string | null;
+  /** The notification state received from the switch (COMPLETED, ABORTED, ...), once one came. */
+  readonly notifiedState: string | null;
+  /** For REJECTED: the catalogue error the transfer was answered with. */
+  readonly errorName: string | null;
+  readonly errorMessage: string | null;
+  /** Recovery bookkeeping. */
+  readonly attempts: number;
+  readonly nextAttemptAt: string | null;
+  readonly lastError: string | null;
+  readonly needsAttention: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export type NewTransfer = Omit<
+  TransferRecord,
+  'attempts' | 'nextAttemptAt' | 'lastError' | 'needsAttention' | 'updatedAt' | 'notifiedState' | 'errorName' | 'errorMessage' | 'completedTimestamp'
+>;
+
+/** Fields a transition may change besides the state. */
+export interface TransferChanges {
+  readonly completedTimestamp?: string;
+  readonly notifiedState?: string;
+  readonly errorName?: string;
+  readonly errorMessage?: string;
+  readonly attempts?: number;
+  readonly nextAttemptAt?: string | null;
+  readonly lastError?: string | null;
+  readonly needsAttention?: boolean;
+}
+
+export interface InsertResult<T> {
+  readonly record: T;
+  readonly created: boolean;
+}
+
+/**
+ * Durable state of incoming payments. Every method is one atomic transaction.
+ * Inserts are keyed by the switch's ids; an insert of a known id returns the stored record.
+ */
+export interface InboundStore {
+  insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>>;
+  findQuote(quoteId: string): Promise<QuoteRecord | undefined>;
+  insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>>;
+  findTransfer(transferId: string): Promise<TransferRecord | undefined>;
+  /**
+   * Moves a transfer to `to` only when its state is one of `from` (compare-and-set); returns the
+   * updated record, or undefined when the state was not one of `from`.
+   */
+  transitionTransfer(
+    transferId: string,
+    from: readonly InboundTransferState[],
+    to: InboundTransferState,
+    changes?: TransferChanges,
+  ): Promise<TransferRecord | undefined>;
+  /** Records a failed attempt without changing the state. */
+  recordTransferAttempt(transferId: string, changes: TransferChanges): Promise<void>;
+  /**
+   * Claims up to `limit` transfers in `states` whose next attempt is due (or unset and last
+   * updated before `staleBefore`), leasing them until `leaseUntil` so that no other worker
+   * takes them meanwhile.
+   */
+  claimDueTransfers(options: {
+    readonly states: readonly InboundTransferState[];
+    readonly now: string;
+    readonly staleBefore: string;
+    readonly leaseUntil: string;
+    readonly limit: number;
+  }): Promise<TransferRecord[]>;
+}
+
+export interface StoreHealth {
+  health(): Promise<void>;
+}

@@ -1,0 +1,24 @@
+/**
+ * The switch connector's outbound API (SDK_BASE_URL), as far as the connector uses it.
+ * Adapters throw ConnectorError SdkClientError (the switch answered with an error),
+ * SdkTimeout (no answer in time: outcome unknown).
+ */
+
+/** States of a transfer as the switch connector reports them. */
+export type SwitchTransferState =
+  | 'WAITING_FOR_PARTY_ACCEPTANCE'
+  | 'WAITING_FOR_QUOTE_ACCEPTANCE'
+  | 'WAITING_FOR_CONVERSION_ACCEPTANCE'
+  | 'COMPLETED'
+  | 'ERROR_OCCURRED'
+  | 'ABORTED';
+
+export interface SwitchTransferStatus {
+  /** undefined when the switch connector does not know the transfer. */
+  readonly currentState: SwitchTransferState | 'UNKNOWN';
+}
+
+export interface SwitchConnector {
+  /** GET /transfers/{transferId}: where the hub says a transfer stands. */
+  getTransfer(transferId: string): Promise<SwitchTransferStatus>;
+}
