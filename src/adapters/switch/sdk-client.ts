@@ -1,0 +1,121 @@
+import { Agent, request, errors as undiciErrors } from 'undici';
+import { ConnectorError } from '../../domain/errors.js';
+import type { SwitchConnector, SwitchTransferStatus } from '../../ports/switch-connector.js';
+
+export interface SdkClientOptions {
+  readonly baseUrl: string;
+  /** Timeout of calls that return quickly (status queries, accept/abort). */
+  readonly timeoutMs: number;
+  readonly connections?: number;
+}
+
+export interface SdkResponse {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/**
+ * Client for the switch connector's outbound API. It never retries on its own: a retry of a
+ * non-idempotent call is the aggregate's decision, taken with the stored state in hand.
+ */
+export class SdkClient implements SwitchConnector {
+  readonly #agent: Agent;
+
+  constructor(private readonly options: SdkClientOptions) {
+    this.#agent = new Agent({
+      connections: options.connections ?? 64,
+      connectTimeout: Math.min(options.timeoutMs, 10_000),
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  async getTransfer(transferId: string): Promise<SwitchTransferStatus> {
+    const response = await this.call('GET', `/transfers/${encodeURIComponent(transferId)}`, undefined, this.options.timeoutMs);
+    if (response.status === 404) return { currentState: 'UNKNOWN' };
+    if (response.status >= 400) throw sdkError(response);
+    return { currentState: transferStatusOf(response.body) };
+  }
+
+  /** One HTTP exchange with an explicit timeout; a timeout or a reset is SdkTimeout (outcome unknown). */
+  async call(method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, timeoutMs: number): Promise<SdkResponse> {
+    try {
+      const response = await request(`${this.options.baseUrl}${path}`, {
+        method,
+        dispatcher: this.#agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.body.text();
+      return { status: response.statusCode, body: parseJson(text) };
+    } catch (error) {
+      if (isTimeout(error)) throw new ConnectorError('SdkTimeout', `${method} ${path}`, { cause: error });
+      throw new ConnectorError('SdkClientError', `${method} ${path}: ${describe(error)}`, { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+/**
+ * What the switch says about a transfer. Only explicit answers count: COMPLETED (or a fulfil
+ * with COMMITTED) and ABORTED (or the hub saying it never saw the transfer, 3208). Anything
+ * else, including ERROR_OCCURRED for other reasons, leaves the outcome unknown.
+ */
+export function transferStatusOf(body: unknown): SwitchTransferStatus['currentState'] {
+  if (!isObject(body)) return 'UNKNOWN';
+  const fulfilState = pick(body, ['fulfil', 'body', 'transferState']);
+  if (body['currentState'] === 'COMPLETED' || fulfilState === 'COMMITTED') return 'COMPLETED';
+  if (body['currentState'] === 'ABORTED' || fulfilState === 'ABORTED') return 'ABORTED';
+  const errorCode = pick(body, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
+  if (body['currentState'] === 'ERROR_OCCURRED' && errorCode === '3208') return 'ABORTED';
+  return 'UNKNOWN';
+}
+
+/** The switch's error bodies carry statusCode as a string (business) or a number (validation). */
+export function sdkError(response: SdkResponse): ConnectorError {
+  const body = isObject(response.body) ? response.body : {};
+  const statusCode = body['statusCode'];
+  const code = typeof statusCode === 'string' || typeof statusCode === 'number' ? String(statusCode) : 'none';
+  const message = typeof body['message'] === 'string' ? body['message'].slice(0, 128) : 'no message';
+  return new ConnectorError('SdkClientError', `HTTP ${response.status}, statusCode ${code}: ${message}`);
+}
+
+function pick(value: unknown, path: readonly string[]): unknown {
+  let current: unknown = value;
+  for (const key of path) {
+    if (!isObject(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  return (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.SocketError ||
+    (error instanceof Error && 'code' in error && error.code === 'ECONNRESET')
+  );
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
+  return error instanceof Error ? error.name : 'unknown error';
+}

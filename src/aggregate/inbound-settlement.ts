@@ -1,0 +1,143 @@
+import { ConnectorError, isConnectorError, assert } from '../domain/errors.js';
+import type { InboundTransferState } from '../domain/inbound-transfer.js';
+import type { CoreBanking } from '../ports/core-banking.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { InboundStore, TransferRecord } from '../ports/store.js';
+
+export interface RetryPolicy {
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly attentionAfterAttempts: number;
+}
+
+/**
+ * The money-moving steps of an incoming transfer, each a durable transition around one
+ * institution call keyed by the transferId. Used by request handlers and the recovery worker
+ * alike, so both finish work the same way.
+ */
+export class InboundSettlement {
+  constructor(
+    private readonly store: InboundStore,
+    private readonly coreBanking: CoreBanking,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly retry: RetryPolicy,
+  ) {}
+
+  /** RECEIVED -> RESERVED (or REJECTED when the institution declines). */
+  async reserve(transfer: TransferRecord): Promise<TransferRecord> {
+    assert(transfer.state === 'RECEIVED', `reserve from ${transfer.state}`);
+    try {
+      await this.coreBanking.reserve({
+        reference: transfer.transferId,
+        amount: { amount: transfer.payeeReceiveAmount, currency: transfer.currency },
+        payeeAccountId: transfer.payeeAccountId,
+      });
+    } catch (error) {
+      if (isDecline(error)) {
+        const rejected = await this.store.transitionTransfer(transfer.transferId, ['RECEIVED'], 'REJECTED', {
+          errorName: error.errorName,
+          errorMessage: error.message,
+        });
+        this.logger.info({ transferId: transfer.transferId, code: error.code }, 'reservation declined');
+        if (rejected === undefined) return this.reread(transfer.transferId);
+        throw error;
+      }
+      await this.recordFailure(transfer, error);
+      throw error;
+    }
+    const reserved = await this.store.transitionTransfer(transfer.transferId, ['RECEIVED'], 'RESERVED', {
+      completedTimestamp: this.clock.now().toISOString(),
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: null,
+    });
+    return reserved ?? this.reread(transfer.transferId);
+  }
+
+  /** COMMITTING -> COMMITTED: credits the payee from the reservation. */
+  async commit(transfer: TransferRecord): Promise<TransferRecord> {
+    assert(transfer.state === 'COMMITTING', `commit from ${transfer.state}`);
+    try {
+      await this.coreBanking.commit({
+        reference: transfer.transferId,
+        amount: { amount: transfer.payeeReceiveAmount, currency: transfer.currency },
+        payeeAccountId: transfer.payeeAccountId,
+      });
+    } catch (error) {
+      await this.recordFailure(transfer, error);
+      throw error;
+    }
+    const committed = await this.store.transitionTransfer(transfer.transferId, ['COMMITTING'], 'COMMITTED', {
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: null,
+      needsAttention: false,
+    });
+    this.logger.info({ transferId: transfer.transferId, state: 'COMMITTED' }, 'payee credited');
+    return committed ?? this.reread(transfer.transferId);
+  }
+
+  /** RELEASING -> ABORTED: returns the reservation to the float. */
+  async release(transfer: TransferRecord): Promise<TransferRecord> {
+    assert(transfer.state === 'RELEASING', `release from ${transfer.state}`);
+    try {
+      await this.coreBanking.release(transfer.transferId);
+    } catch (error) {
+      await this.recordFailure(transfer, error);
+      throw error;
+    }
+    const aborted = await this.store.transitionTransfer(transfer.transferId, ['RELEASING'], 'ABORTED', {
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: null,
+      needsAttention: false,
+    });
+    this.logger.info({ transferId: transfer.transferId, state: 'ABORTED' }, 'reservation released');
+    return aborted ?? this.reread(transfer.transferId);
+  }
+
+  /** Moves to an intent state (COMMITTING or RELEASING) from the states that lead there. */
+  async intend(
+    transfer: TransferRecord,
+    from: readonly InboundTransferState[],
+    to: 'COMMITTING' | 'RELEASING',
+    notifiedState: string,
+  ): Promise<TransferRecord> {
+    const moved = await this.store.transitionTransfer(transfer.transferId, from, to, { notifiedState });
+    return moved ?? this.reread(transfer.transferId);
+  }
+
+  /** Schedules the next attempt with capped exponential backoff; flags long-failing work. */
+  async recordFailure(transfer: TransferRecord, error: unknown): Promise<void> {
+    const attempts = transfer.attempts + 1;
+    const backoffMs = Math.min(this.retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), this.retry.maxBackoffMs);
+    const needsAttention = attempts >= this.retry.attentionAfterAttempts || (isConnectorError(error) && isDecline(error));
+    const reason = error instanceof Error ? error.message : 'unknown error';
+    await this.store.recordTransferAttempt(transfer.transferId, {
+      attempts,
+      nextAttemptAt: new Date(this.clock.now().getTime() + backoffMs).toISOString(),
+      lastError: reason,
+      needsAttention,
+    });
+    const bindings = { transferId: transfer.transferId, state: transfer.state, attempts, code: codeOf(error) };
+    if (needsAttention) this.logger.error(bindings, 'transfer needs manual attention; still retrying');
+    else this.logger.warn(bindings, 'institution call failed; will retry');
+  }
+
+  async reread(transferId: string): Promise<TransferRecord> {
+    const transfer = await this.store.findTransfer(transferId);
+    assert(transfer !== undefined, `transfer ${transferId} vanished`);
+    return transfer;
+  }
+}
+
+/** A business decline (4xx class) as opposed to an outage or an unknown outcome. */
+export function isDecline(error: unknown): error is ConnectorError {
+  return isConnectorError(error) && (error.category === 'rejected' || error.category === 'invalid' || error.category === 'not-found' || error.category === 'conflict');
+}
+
+function codeOf(error: unknown): string {
+  return isConnectorError(error) ? error.code : 'exception';
+}

@@ -1,0 +1,155 @@
+import { isConnectorError } from '../domain/errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { InboundStore, TransferRecord } from '../ports/store.js';
+import type { SwitchConnector } from '../ports/switch-connector.js';
+import type { IncomingPayments } from './incoming-payments.js';
+import type { InboundSettlement } from './inbound-settlement.js';
+
+export interface RecoverySettings {
+  readonly batchSize: number;
+  /** A reservation with no notification after this long is looked up at the switch. */
+  readonly reservationQueryAfterMs: number;
+  /** Intents (COMMITTING, RELEASING) untouched this long are taken over from a crashed request. */
+  readonly intentStaleAfterMs: number;
+  readonly leaseMs: number;
+}
+
+export interface RecoveryReport {
+  readonly claimed: number;
+  readonly finished: number;
+  readonly failed: number;
+}
+
+/**
+ * Finishes incoming transfers that a crash, an institution outage or a lost notification left
+ * unfinished. Credits and releases are retried with backoff. A reservation is never released
+ * on a timer alone: the switch is asked, and only its explicit answer decides.
+ */
+export class InboundRecovery {
+  constructor(
+    private readonly store: InboundStore,
+    private readonly incoming: IncomingPayments,
+    private readonly settlement: InboundSettlement,
+    private readonly switchConnector: SwitchConnector,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly settings: RecoverySettings,
+  ) {}
+
+  async runOnce(): Promise<RecoveryReport> {
+    const now = this.clock.now();
+    const leaseUntil = new Date(now.getTime() + this.settings.leaseMs).toISOString();
+    const intents = await this.store.claimDueTransfers({
+      states: ['COMMITTING', 'RELEASING'],
+      now: now.toISOString(),
+      staleBefore: new Date(now.getTime() - this.settings.intentStaleAfterMs).toISOString(),
+      leaseUntil,
+      limit: this.settings.batchSize,
+    });
+    const unnotified = await this.store.claimDueTransfers({
+      states: ['RECEIVED', 'RESERVED'],
+      now: now.toISOString(),
+      staleBefore: new Date(now.getTime() - this.settings.reservationQueryAfterMs).toISOString(),
+      leaseUntil,
+      limit: this.settings.batchSize,
+    });
+    let finished = 0;
+    let failed = 0;
+    for (const transfer of [...intents, ...unnotified]) {
+      try {
+        if (await this.recover(transfer)) finished += 1;
+      } catch (error) {
+        failed += 1;
+        const code = isConnectorError(error) ? error.code : 'exception';
+        this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code }, 'recovery attempt failed');
+      }
+    }
+    return { claimed: intents.length + unnotified.length, finished, failed };
+  }
+
+  /** Returns true when the transfer reached a final state. */
+  private async recover(transfer: TransferRecord): Promise<boolean> {
+    switch (transfer.state) {
+      case 'COMMITTING':
+        await this.settlement.commit(transfer);
+        return true;
+      case 'RELEASING':
+        await this.settlement.release(transfer);
+        return true;
+      case 'RECEIVED':
+      case 'RESERVED':
+        return this.askSwitch(transfer);
+      case 'REJECTED':
+      case 'COMMITTED':
+      case 'ABORTED':
+        return true;
+    }
+  }
+
+  private async askSwitch(transfer: TransferRecord): Promise<boolean> {
+    let answer;
+    try {
+      answer = await this.switchConnector.getTransfer(transfer.transferId);
+    } catch (error) {
+      await this.settlement.recordFailure(transfer, error);
+      throw error;
+    }
+    this.logger.info({ transferId: transfer.transferId, state: transfer.state, switchState: answer.currentState }, 'asked switch about unnotified transfer');
+    switch (answer.currentState) {
+      case 'COMPLETED':
+        await this.incoming.finishCommit(transfer, 'COMPLETED');
+        return true;
+      case 'ABORTED':
+        await this.incoming.finishRelease(transfer, 'ABORTED');
+        return true;
+      case 'UNKNOWN':
+      case 'ERROR_OCCURRED':
+      case 'WAITING_FOR_PARTY_ACCEPTANCE':
+      case 'WAITING_FOR_QUOTE_ACCEPTANCE':
+      case 'WAITING_FOR_CONVERSION_ACCEPTANCE':
+        await this.settlement.recordFailure(transfer, new Error(`switch says ${answer.currentState}`));
+        return false;
+    }
+  }
+}
+
+/** Runs recovery on an interval until stopped; one pass at a time. */
+export class RecoveryLoop {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(
+    private readonly pass: () => Promise<unknown>,
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.#stopped = false;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.pass()
+        .then(() => undefined)
+        .catch((error: unknown) => {
+          this.logger.error({ code: isConnectorError(error) ? error.code : 'exception', err: error }, 'recovery pass failed');
+        })
+        .finally(() => {
+          this.#running = undefined;
+          this.#schedule();
+        });
+    }, this.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    await this.#running;
+  }
+}

@@ -1,0 +1,49 @@
+import { ConnectorError, type ErrorCategory, isConnectorError, ERROR_CATALOGUE } from '../domain/errors.js';
+
+/** The one table from error category to HTTP status. */
+const STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  'not-found': 404,
+  conflict: 409,
+  rejected: 422,
+  internal: 500,
+  unavailable: 503,
+  timeout: 504,
+};
+
+/** The body the switch connector reads on every non-2xx: a 4-digit FSPIOP code and 1-128 chars. */
+export interface ErrorBody {
+  readonly statusCode: string;
+  readonly message: string;
+}
+
+export interface MappedError {
+  readonly status: number;
+  readonly body: ErrorBody;
+  /** True for programmer errors and broken invariants, which are logged as fatal. */
+  readonly unexpected: boolean;
+}
+
+const MESSAGE_MAX_LENGTH = 128;
+
+export function mapError(error: unknown): MappedError {
+  if (isConnectorError(error)) {
+    return {
+      status: STATUS_BY_CATEGORY[error.category],
+      body: { statusCode: error.code, message: clip(error.message) },
+      unexpected: error.category === 'internal',
+    };
+  }
+  const internal = ERROR_CATALOGUE.Internal;
+  return { status: 500, body: { statusCode: internal.code, message: internal.text }, unexpected: true };
+}
+
+export function errorBody(error: ConnectorError): ErrorBody {
+  return mapError(error).body;
+}
+
+function clip(message: string): string {
+  const text = message === '' ? 'error' : message;
+  return text.length <= MESSAGE_MAX_LENGTH ? text : `${text.slice(0, MESSAGE_MAX_LENGTH - 3)}...`;
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import type { IncomingPayments } from '../aggregate/incoming-payments.js';
+import type { QuoteRequestBody, TransferNotificationBody, TransferRequestBody } from '../aggregate/incoming-types.js';
+import {
+  partyParamsSchema,
+  quoteRequestSchema,
+  transferIdParamsSchema,
+  transferNotificationSchema,
+  transferRequestSchema,
+} from './backend-schemas.js';
+import type { HealthCheck } from './health.js';
+import { registerHealth } from './health.js';
+import { createServer, type ServerOptions } from './server-common.js';
+
+interface PartyParams {
+  idType: string;
+  idValue: string;
+  idSubValue?: string;
+}
+
+/**
+ * The incoming-payments server: the switch connector's backend API. Bodies are validated
+ * against the published schemas before the aggregate sees them.
+ */
+export function buildIncomingServer(incoming: IncomingPayments, health: HealthCheck, options: ServerOptions): FastifyInstance {
+  const server = createServer(options);
+  registerHealth(server, health);
+
+  const getParty = async (params: PartyParams) => incoming.getParty(params.idType, params.idValue, params.idSubValue);
+  server.get<{ Params: PartyParams }>('/parties/:idType/:idValue', { schema: { params: partyParamsSchema } }, (request) =>
+    getParty(request.params),
+  );
+  server.get<{ Params: PartyParams }>('/parties/:idType/:idValue/:idSubValue', { schema: { params: partyParamsSchema } }, (request) =>
+    getParty(request.params),
+  );
+
+  server.post<{ Body: QuoteRequestBody }>('/quoterequests', { schema: { body: quoteRequestSchema } }, (request) =>
+    incoming.quote(request.body),
+  );
+
+  server.post<{ Body: TransferRequestBody }>('/transfers', { schema: { body: transferRequestSchema } }, async (request, reply) => {
+    const answer = await incoming.receiveTransfer(request.body);
+    return reply.status(201).send(answer);
+  });
+
+  const notify = { schema: { params: transferIdParamsSchema, body: transferNotificationSchema } };
+  const handleNotification = async (transferId: string, body: TransferNotificationBody | undefined): Promise<Record<string, never>> => {
+    await incoming.notify(transferId, body ?? {});
+    return {};
+  };
+  server.put<{ Params: { transferId: string }; Body: TransferNotificationBody }>('/transfers/:transferId', notify, (request) =>
+    handleNotification(request.params.transferId, request.body),
+  );
+  server.patch<{ Params: { transferId: string }; Body: TransferNotificationBody }>('/transfers/:transferId', notify, (request) =>
+    handleNotification(request.params.transferId, request.body),
+  );
+
+  server.get<{ Params: { transferId: string } }>('/transfers/:transferId', { schema: { params: transferIdParamsSchema } }, (request) =>
+    incoming.getTransfer(request.params.transferId),
+  );
+  return server;
+}

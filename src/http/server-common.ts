@@ -1,0 +1,105 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ConnectorError } from '../domain/errors.js';
+import type { Logger } from '../ports/logger.js';
+import { mapError } from './error-mapping.js';
+
+export interface ServerOptions {
+  readonly logger: Logger;
+  readonly bodyLimitBytes: number;
+  /** Names the server in log lines ("incoming", "outgoing"). */
+  readonly name: string;
+}
+
+/**
+ * A Fastify instance with the connector's conventions: JSON bodies validated without type
+ * coercion, defaults or stripping of unknown fields; every error answered as
+ * {statusCode, message}; one log line per request with ids but no payload.
+ */
+export function createServer(options: ServerOptions): FastifyInstance {
+  const server = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimitBytes,
+    connectionTimeout: 120_000,
+    requestTimeout: 120_000,
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
+  });
+
+  server.setErrorHandler((error: FastifyError, request, reply) => {
+    const converted = convertFastifyError(error);
+    const mapped = mapError(converted);
+    if (mapped.unexpected) {
+      options.logger.fatal({ server: options.name, route: routeOf(request), err: error }, 'unexpected error');
+    }
+    void reply.status(mapped.status).send(mapped.body);
+  });
+
+  server.setNotFoundHandler((request, reply) => {
+    const mapped = mapError(new ConnectorError('UnknownRoute', `${request.method} ${request.url.split('?')[0] ?? ''}`));
+    void reply.status(mapped.status).send(mapped.body);
+  });
+
+  server.addHook('onResponse', (request, reply, done) => {
+    options.logger.info(
+      {
+        server: options.name,
+        method: request.method,
+        route: routeOf(request),
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        ...idsOf(request),
+      },
+      'request',
+    );
+    done();
+  });
+  return server;
+}
+
+/** Fastify's own errors (validation, JSON syntax, size) become catalogue errors. */
+function convertFastifyError(error: FastifyError): unknown {
+  if (error instanceof ConnectorError) return error;
+  if (error.validation !== undefined) {
+    const first = error.validation[0];
+    const where = first === undefined ? '' : `${error.validationContext ?? 'body'}${first.instancePath}`;
+    const missing = first?.keyword === 'required';
+    const detail = first === undefined ? error.message : `${where} ${first.message ?? 'is invalid'}`;
+    return new ConnectorError(missing ? 'MissingElement' : 'ValidationFailed', detail);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ConnectorError('MalformedSyntax', error.message);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ConnectorError('ValidationFailed', 'request body too large');
+    default:
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return new ConnectorError('MalformedSyntax', error.message);
+      }
+      return error;
+  }
+}
+
+function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? 'unknown';
+}
+
+/** Switch ids from the path or body, for correlating log lines; nothing else of the payload. */
+function idsOf(request: FastifyRequest): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const source of [request.params, request.body]) {
+    if (typeof source !== 'object' || source === null) continue;
+    for (const key of ['transferId', 'quoteId', 'homeTransactionId'] as const) {
+      const value = (source as Record<string, unknown>)[key];
+      if (typeof value === 'string' && value.length <= 64) ids[key] = value;
+    }
+  }
+  return ids;
+}
+
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.status(status).send(body);
+}
