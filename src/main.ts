@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { config as loadDotenv } from 'dotenv';
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+/**
+ * Entry point: read the settings (environment, then an optional .env file), build the
+ * connector, start it, and stop it cleanly on SIGINT/SIGTERM.
+ */
+async function main(): Promise<void> {
+  if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, base: { service: 'core-connector' } });
+  const app = await buildApp(config, logger);
+  await app.start();
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    app.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.fatal({ err: error }, 'unclean stop');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`core connector failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
