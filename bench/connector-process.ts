@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'undici';
+
+/** A connector started from the build (dist/) as a child process, as an operator runs it. */
+export interface ConnectorProcess {
+  readonly child: ChildProcess;
+  readonly incomingUrl: string;
+  /** Peak resident set size so far, in MiB (VmHWM). */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export async function startConnector(env: Record<string, string>, incomingPort: number): Promise<ConnectorProcess> {
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, INCOMING_PORT: String(incomingPort) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const incomingUrl = `http://127.0.0.1:${incomingPort}`;
+  await waitForHealth(incomingUrl, child);
+  return {
+    child,
+    incomingUrl,
+    peakRssMiB: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const match = /VmHWM:\s+(\d+) kB/.exec(status);
+      return match?.[1] === undefined ? 0 : Math.round(Number(match[1]) / 1024);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`connector exited with code ${child.exitCode}`);
+    try {
+      const response = await request(`${url}/health`, { headersTimeout: 1000, bodyTimeout: 1000 });
+      await response.body.text();
+      if (response.statusCode === 200) return;
+    } catch {
+      // Not listening yet: try again shortly.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('connector did not become healthy within 30 s');
+}

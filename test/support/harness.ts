@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { buildApp, type App, type AppOverrides } from '../../src/app.js';
+import { loadConfig, type Env } from '../../src/config.js';
+import type { Clock } from '../../src/ports/clock.js';
+import { startFakeSwitch, type FakeSwitch } from './fake-switch.js';
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private current: Date = new Date('2026-11-23T10:00:00.000Z')) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export interface Harness {
+  readonly app: App;
+  readonly clock: ManualClock;
+  readonly fakeSwitch: FakeSwitch;
+  readonly incomingUrl: string;
+  readonly dataDir: string;
+  call(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<HttpAnswer>;
+  /** Stops the app but keeps the database file, for restart tests. */
+  stop(): Promise<void>;
+  /** Stops everything and removes the database. */
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly env?: Env;
+  readonly overrides?: Omit<AppOverrides, 'clock'>;
+  /** Reuse a data directory (restart on the same database). */
+  readonly dataDir?: string;
+  readonly clock?: ManualClock;
+  readonly fakeSwitch?: FakeSwitch;
+}
+
+/** The whole connector on loopback, on a real SQLite file, with the sandbox institution. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'cc-test-'));
+  const fakeSwitch = options.fakeSwitch ?? (await startFakeSwitch());
+  const clock = options.clock ?? new ManualClock();
+  const config = loadConfig({
+    DATABASE_URL: join(dataDir, 'connector.db'),
+    INCOMING_PORT: '0',
+    OUTGOING_PORT: '0',
+    HOST: '127.0.0.1',
+    SDK_BASE_URL: fakeSwitch.url,
+    SDK_TIMEOUT_MS: '2000',
+    RECOVERY_INTERVAL_MS: '3600000',
+    RECOVERY_BASE_BACKOFF_MS: '1000',
+    ...options.env,
+  });
+  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  const app = await buildApp(config, logger, { ...options.overrides, clock });
+  const { incomingUrl } = await app.start();
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await app.stop();
+  };
+  return {
+    app,
+    clock,
+    fakeSwitch,
+    incomingUrl,
+    dataDir,
+    async call(method, path, body) {
+      const response = await request(`${incomingUrl}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      const text = await response.body.text();
+      return { status: response.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+    },
+    stop,
+    async close() {
+      await stop();
+      if (options.fakeSwitch === undefined) await fakeSwitch.close();
+      if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
