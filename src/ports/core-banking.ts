@@ -100,4 +100,6 @@ export interface CoreBanking {
   transactionStatus(reference: string): Promise<InstitutionTransactionStatus>;
   /** Throws when the institution cannot be reached. */
   health(): Promise<void>;
+  /** Releases connections; adapters that hold none may leave it out. Called once, at shutdown. */
+  close?(): Promise<void>;
 }

@@ -1,0 +1,383 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
+import type { CoreBanking, CoreBankingCapabilities } from '../../../ports/core-banking.js';
+import type { FixtureSeed } from './fixture-books.js';
+import type { FixtureInstitution } from './fixture-institution.js';
+import type { Fault, FaultTarget } from './fixture-server.js';
+
+/**
+ * The contract every core-banking adapter passes: one suite, run once per adapter against its
+ * fixture institution. It checks what the port promises (src/ports/core-banking.ts) with exact
+ * values read back from the fixture's books, including that money is conserved after every
+ * test. Cases that depend on a capability are skipped by that capability, with the reason in
+ * the test's title, never silently.
+ */
+
+/** What the suite reads back from the institution's books. */
+export type ContractBooks = Pick<
+  FixtureInstitution,
+  'accountIdOf' | 'balanceOf' | 'floatBalance' | 'floatAvailable' | 'total' | 'approveCollection' | 'rejectCollection'
+>;
+
+export interface ContractHarness {
+  readonly coreBanking: CoreBanking;
+  readonly books: ContractBooks;
+  /** Absent for an institution without a wire (the sandbox): wire faults cannot happen there. */
+  readonly faults?: { inject(fault: Fault, on?: FaultTarget): void };
+  close(): Promise<void>;
+}
+
+export interface ContractSubject {
+  /** The adapter's `name`. */
+  readonly name: string;
+  readonly capabilities: CoreBankingCapabilities;
+  /** How the institution reports an account seeded as barred (some institutions only know "blocked"). */
+  readonly barredReportedAs: 'barred' | 'blocked';
+  /** Whether the institution has a wire on which the suite can inject 5xx, hangs and malformed bodies. */
+  readonly wire: boolean;
+  /** Starts the adapter against a fresh institution holding `seed`; adapter timeouts must be short (< 1 s). */
+  setup(seed: FixtureSeed): Promise<ContractHarness>;
+}
+
+export const CONTRACT_CURRENCY = 'ZMW';
+export const PAYEE = { idType: 'MSISDN', idValue: '260971000001', firstName: 'Chanda', lastName: 'Mwila' } as const;
+export const PAYER = { idType: 'MSISDN', idValue: '260971000002', firstName: 'Mutale', lastName: 'Banda' } as const;
+export const BARRED = { idType: 'MSISDN', idValue: '260971000003', firstName: 'Bwalya', lastName: 'Phiri' } as const;
+export const UNKNOWN_MSISDN = '260971999999';
+
+/** The books every case starts from: total 1260. */
+export const CONTRACT_SEED: FixtureSeed = {
+  currency: CONTRACT_CURRENCY,
+  floatBalance: '1000',
+  accounts: [
+    { ...PAYEE, balance: '50' },
+    { ...PAYER, balance: '200' },
+    { ...BARRED, balance: '10', status: 'barred' },
+  ],
+};
+const SEED_TOTAL = '1260';
+
+/** Mojaloop transfer ids as the aggregate uses them for references. */
+const REF = {
+  a: '01JDV6M3AZ6XK1B0SPZ8Q4W2RA',
+  b: '01JDV6M3AZ6XK1B0SPZ8Q4W2RB',
+  c: '3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b',
+  d: '01JDV6M3AZ6XK1B0SPZ8Q4W2RD',
+} as const;
+
+export function runCoreBankingContract(subject: ContractSubject): void {
+  describe(`${subject.name}: core-banking contract`, () => {
+    const state: ContractState = { harness: undefined, seedTotal: SEED_TOTAL };
+    const harness = (): ContractHarness => {
+      if (state.harness === undefined) throw new Error('contract: no harness');
+      return state.harness;
+    };
+    const books = (): ContractBooks => harness().books;
+    const bank = (): CoreBanking => harness().coreBanking;
+    const faults = (): NonNullable<ContractHarness['faults']> => {
+      const injector = harness().faults;
+      if (injector === undefined) throw new Error('contract: subject declared a wire but gave no fault injector');
+      return injector;
+    };
+
+    beforeEach(async () => {
+      state.harness = await subject.setup(CONTRACT_SEED);
+      state.seedTotal = SEED_TOTAL;
+    });
+    afterEach(async () => {
+      const current = state.harness;
+      state.harness = undefined;
+      if (current === undefined) return;
+      try {
+        // Conservation after every case: money only ever moves between accounts of the books.
+        expect(current.books.total()).toBe(state.seedTotal);
+      } finally {
+        await current.close();
+      }
+    });
+
+    const capable = (condition: boolean, reason: string) => (title: string, body: () => Promise<void>) =>
+      it.skipIf(!condition)(condition ? title : `${title} (skipped: ${reason})`, body);
+    const onWire = capable(subject.wire, 'no wire to inject faults on');
+    const withHolds = capable(subject.capabilities.nativeHolds, 'nativeHolds is false: a reservation is a float check');
+    const withoutHolds = capable(!subject.capabilities.nativeHolds, 'nativeHolds is true');
+    const collecting = capable(subject.capabilities.outgoingFlow === 'mobile-operator', 'bank flow: the channel debits the customer, collect is not used');
+
+    it('declares its name and capabilities', async () => {
+      expect(bank().name).toBe(subject.name);
+      expect(bank().capabilities).toEqual(subject.capabilities);
+      await expect(bank().health()).resolves.toBeUndefined();
+    });
+
+    describeLookups(subject, bank, books, onWire, faults);
+    describeReservations(bank, books, state, withHolds, withoutHolds, subject);
+    const onWireWithHolds = capable(subject.wire && subject.capabilities.nativeHolds, 'needs a wire and native holds (reserve writes nothing otherwise)');
+    describeFaultsOnMoney(bank, books, onWire, onWireWithHolds, faults);
+    describeCustomerDebits(bank, books, collecting);
+  });
+}
+
+interface ContractState {
+  harness: ContractHarness | undefined;
+  /** Total of the books the current case started from. */
+  seedTotal: string;
+}
+
+type Capable = (title: string, body: () => Promise<void>) => void;
+
+function describeLookups(
+  subject: ContractSubject,
+  bank: () => CoreBanking,
+  books: () => ContractBooks,
+  onWire: Capable,
+  faults: () => NonNullable<ContractHarness['faults']>,
+): void {
+  describe('lookupParty', () => {
+    it('finds an active party by identifier', async () => {
+      const party = await bank().lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue });
+      expect(party).toEqual({
+        idType: 'MSISDN',
+        idValue: PAYEE.idValue,
+        accountId: books().accountIdOf(PAYEE.idValue),
+        currency: CONTRACT_CURRENCY,
+        status: 'active',
+        displayName: 'Chanda Mwila',
+        firstName: 'Chanda',
+        lastName: 'Mwila',
+      });
+    });
+
+    it('answers PartyNotFound for an unknown identifier', async () => {
+      await expectConnectorError(bank().lookupParty({ idType: 'MSISDN', idValue: UNKNOWN_MSISDN }), 'PartyNotFound');
+    });
+
+    it(`reports a barred account as ${subject.barredReportedAs}`, async () => {
+      const party = await bank().lookupParty({ idType: 'MSISDN', idValue: BARRED.idValue });
+      expect(party.status).toBe(subject.barredReportedAs);
+    });
+
+    onWire('answers InstitutionUnavailable on a 5xx', async () => {
+      faults().inject('server-error');
+      await expectConnectorError(bank().lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /HTTP 503/);
+    });
+
+    onWire('answers InstitutionTimeout when the institution hangs', async () => {
+      faults().inject('hang-before');
+      await expectConnectorError(bank().lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionTimeout', /outcome unknown/);
+    });
+
+    onWire('answers InstitutionUnavailable for a body that is not JSON', async () => {
+      faults().inject('malformed-json');
+      await expectConnectorError(bank().lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /malformed/);
+    });
+
+    onWire('answers InstitutionUnavailable for JSON of the wrong shape', async () => {
+      faults().inject('malformed-shape');
+      await expectConnectorError(bank().lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /malformed/);
+    });
+
+    onWire('health fails while the institution answers 5xx', async () => {
+      faults().inject('server-error');
+      await expectConnectorError(bank().health(), 'InstitutionUnavailable');
+    });
+  });
+}
+
+function describeReservations(
+  bank: () => CoreBanking,
+  books: () => ContractBooks,
+  state: ContractState,
+  withHolds: Capable,
+  withoutHolds: Capable,
+  subject: ContractSubject,
+): void {
+  const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
+  const payeeAccount = () => books().accountIdOf(PAYEE.idValue);
+
+  describe('reserve, commit, release', () => {
+    it('reserve then commit credits the payee with exactly the amount', async () => {
+      await bank().reserve({ reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() });
+      await bank().commit({ reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() });
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatBalance()).toBe('987.66');
+      expect(books().floatAvailable()).toBe('987.66');
+      expect(await bank().transactionStatus(REF.a)).toBe('succeeded');
+    });
+
+    it('a repeated reserve and commit move the money once', async () => {
+      const request = { reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() };
+      await bank().reserve(request);
+      await bank().reserve(request);
+      await bank().commit(request);
+      await bank().commit(request);
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatBalance()).toBe('987.66');
+      expect(books().floatAvailable()).toBe('987.66');
+    });
+
+    withHolds('reserve holds the float until release gives it back', async () => {
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
+      expect(books().floatAvailable()).toBe('900');
+      expect(books().floatBalance()).toBe('1000');
+      await bank().release(REF.b);
+      await bank().release(REF.b);
+      expect(books().floatAvailable()).toBe('1000');
+      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
+    });
+
+    withoutHolds('reserve checks the float and holds nothing; release is a no-op', async () => {
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
+      expect(books().floatAvailable()).toBe('1000');
+      await bank().release(REF.b);
+      expect(books().floatBalance()).toBe('1000');
+      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
+    });
+
+    it('reserve beyond the float declines with PayeeInsufficientLiquidity', async () => {
+      await expectConnectorError(
+        bank().reserve({ reference: REF.c, amount: money('1000.01'), payeeAccountId: payeeAccount() }),
+        'PayeeInsufficientLiquidity',
+      );
+      expect(books().floatAvailable()).toBe('1000');
+    });
+
+    it('release of a reference never reserved is a no-op', async () => {
+      await expect(bank().release(REF.d)).resolves.toBeUndefined();
+      expect(books().floatAvailable()).toBe('1000');
+    });
+
+    it('commit to a barred account declines and moves nothing', async () => {
+      const barred = books().accountIdOf(BARRED.idValue);
+      await bank().reserve({ reference: REF.a, amount: money('5'), payeeAccountId: barred });
+      const expected: ErrorName = subject.barredReportedAs === 'barred' ? 'PayeeBarred' : 'PayeeBlocked';
+      await expectConnectorError(bank().commit({ reference: REF.a, amount: money('5'), payeeAccountId: barred }), expected);
+      expect(books().balanceOf(BARRED.idValue)).toBe('10');
+      expect(books().floatBalance()).toBe('1000');
+      await bank().release(REF.a);
+      expect(books().floatAvailable()).toBe('1000');
+    });
+
+    it('moves amounts beyond a double\'s precision exactly', async () => {
+      await state.harness?.close();
+      state.harness = await subject.setup({ ...CONTRACT_SEED, floatBalance: '900000000000000000' });
+      state.seedTotal = '900000000000000260';
+      const amount = money('123456789012345.67');
+      await bank().reserve({ reference: REF.a, amount, payeeAccountId: payeeAccount() });
+      await bank().commit({ reference: REF.a, amount, payeeAccountId: payeeAccount() });
+      expect(books().balanceOf(PAYEE.idValue)).toBe('123456789012395.67');
+      expect(books().floatBalance()).toBe('899876543210987654.33');
+    });
+  });
+}
+
+function describeFaultsOnMoney(
+  bank: () => CoreBanking,
+  books: () => ContractBooks,
+  onWire: Capable,
+  onWireWithHolds: Capable,
+  faults: () => NonNullable<ContractHarness['faults']>,
+): void {
+  const request = () => ({ reference: REF.a, amount: { amount: '12.34', currency: CONTRACT_CURRENCY }, payeeAccountId: books().accountIdOf(PAYEE.idValue) });
+
+  describe('faults while moving money', () => {
+    onWire('a 5xx on commit moves nothing; the retry credits once', async () => {
+      await bank().reserve(request());
+      faults().inject('server-error', 'next-write');
+      await expectConnectorError(bank().commit(request()), 'InstitutionUnavailable');
+      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
+      await bank().commit(request());
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatBalance()).toBe('987.66');
+    });
+
+    onWire('a commit that times out after the institution acted is completed once by the retry', async () => {
+      await bank().reserve(request());
+      faults().inject('hang-after', 'next-write');
+      await expectConnectorError(bank().commit(request()), 'InstitutionTimeout', /outcome unknown/);
+      await bank().commit(request());
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatBalance()).toBe('987.66');
+      expect(books().floatAvailable()).toBe('987.66');
+    });
+
+    onWire('a malformed answer to commit is not taken as success; the retry credits once', async () => {
+      await bank().reserve(request());
+      faults().inject('malformed-shape', 'next-write');
+      await expectConnectorError(bank().commit(request()), 'InstitutionUnavailable', /malformed/);
+      await bank().commit(request());
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatBalance()).toBe('987.66');
+    });
+
+    onWireWithHolds('a reserve that times out is repeated without holding twice', async () => {
+      faults().inject('hang-after', 'next-write');
+      await expectConnectorError(bank().reserve(request()), 'InstitutionTimeout');
+      await bank().reserve(request());
+      await bank().commit(request());
+      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(books().floatAvailable()).toBe('987.66');
+    });
+  });
+}
+
+function describeCustomerDebits(bank: () => CoreBanking, books: () => ContractBooks, collecting: Capable): void {
+  const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
+
+  describe('collect, refund, transactionStatus', () => {
+    collecting('collect prompts the payer, answers pending, and moves the money on approval', async () => {
+      const result = await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue, description: 'Send money' });
+      expect(result.status).toBe('pending');
+      expect(books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await bank().transactionStatus(REF.a)).toBe('pending');
+      books().approveCollection(REF.a);
+      expect(await bank().transactionStatus(REF.a)).toBe('succeeded');
+      expect(books().balanceOf(PAYER.idValue)).toBe('175');
+      expect(books().floatBalance()).toBe('1025');
+    });
+
+    collecting('a repeated collect prompts once', async () => {
+      await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
+      const again = await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
+      expect(again.status).toBe('pending');
+      books().approveCollection(REF.a);
+      expect(books().balanceOf(PAYER.idValue)).toBe('175');
+    });
+
+    collecting('a declined prompt fails and moves nothing', async () => {
+      await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
+      books().rejectCollection(REF.a);
+      expect(await bank().transactionStatus(REF.a)).toBe('failed');
+      expect(books().balanceOf(PAYER.idValue)).toBe('200');
+    });
+
+    it('refund pays the payer back exactly once', async () => {
+      const refund = { reference: REF.b, originalReference: REF.a, amount: money('30'), payerId: PAYER.idValue };
+      await bank().refund(refund);
+      await bank().refund(refund);
+      expect(books().balanceOf(PAYER.idValue)).toBe('230');
+      expect(books().floatBalance()).toBe('970');
+      expect(await bank().transactionStatus(REF.b)).toBe('succeeded');
+    });
+
+    it('reports not-found for a reference it never saw', async () => {
+      expect(await bank().transactionStatus(REF.d)).toBe('not-found');
+    });
+  });
+}
+
+/** Awaits a rejection with a ConnectorError of the given name (and message pattern). */
+export async function expectConnectorError(promise: Promise<unknown>, name: ErrorName, message?: RegExp): Promise<ConnectorError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  if (!(caught instanceof ConnectorError)) {
+    throw new Error(`expected ConnectorError ${name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`);
+  }
+  expect(caught.errorName).toBe(name);
+  if (message !== undefined) expect(caught.message).toMatch(message);
+  return caught;
+}

@@ -1,0 +1,164 @@
+import { Agent, request, errors as undiciErrors } from 'undici';
+import { ConnectorError } from '../../../domain/errors.js';
+import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from './decimal-json.js';
+import { MalformedResponse } from './wire-reader.js';
+
+/**
+ * The one HTTP exchange every institution adapter uses. It owns the limits (connect, headers
+ * and body timeouts, response size) and the first half of sorting an answer:
+ * - no answer in time after the request went out: InstitutionTimeout, the outcome is unknown;
+ * - the request never reached the institution (refused, DNS, connect timeout): InstitutionUnavailable;
+ * - 5xx: InstitutionUnavailable;
+ * - 2xx and 4xx come back to the adapter, which parses a 2xx (see `parse2xx`) and maps a 4xx
+ *   to a decline from the catalogue, because only the adapter knows the institution's codes.
+ * Messages name the institution and the operation, never a URL (it may hold a phone number),
+ * a header (it may hold a credential) or a body.
+ */
+
+export interface InstitutionHttpOptions {
+  /** Name used in error messages, e.g. "fineract". */
+  readonly institution: string;
+  readonly baseUrl: string;
+  /** Time allowed for the answer's headers, and again between body chunks. */
+  readonly timeoutMs: number;
+  /** Time allowed to open the connection; defaults to the smaller of timeoutMs and 5 s. */
+  readonly connectTimeoutMs?: number;
+  /** Largest answer accepted; a float account's statement can be long, so adapters raise it when needed. */
+  readonly maxResponseBytes?: number;
+  readonly connections?: number;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface InstitutionRequest {
+  /** Our name for the call, used in messages: "lookupParty", "commit: deposit". */
+  readonly operation: string;
+  readonly method: HttpMethod;
+  /** Path and query below the base URL, already encoded. */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Serialised with stringifyDecimalJson (JsonNumber for wire numbers). */
+  readonly json?: unknown;
+}
+
+export interface InstitutionAnswer {
+  readonly operation: string;
+  readonly status: number;
+  /** Parsed with parseDecimalJson; undefined for an empty body; MalformedBody when it is not JSON. */
+  readonly body: unknown;
+}
+
+/** An answer whose body is not JSON; kept apart so that a 4xx with an HTML page still sorts as a 4xx. */
+export class MalformedBody {
+  constructor(readonly reason: string) {}
+}
+
+export class InstitutionHttp {
+  readonly #agent: Agent;
+  readonly #options: InstitutionHttpOptions;
+
+  constructor(options: InstitutionHttpOptions) {
+    this.#options = options;
+    this.#agent = new Agent({
+      connections: options.connections ?? 32,
+      connectTimeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 5000),
+      keepAliveTimeout: 10_000,
+      maxResponseSize: options.maxResponseBytes ?? 1_048_576,
+    });
+  }
+
+  get institution(): string {
+    return this.#options.institution;
+  }
+
+  /** Sends one request; throws InstitutionTimeout, InstitutionUnavailable, or returns a 2xx/4xx answer. */
+  async send(call: InstitutionRequest): Promise<InstitutionAnswer> {
+    const { institution, baseUrl, timeoutMs } = this.#options;
+    let status: number;
+    let text: string;
+    try {
+      const response = await request(`${baseUrl}${call.path}`, {
+        method: call.method,
+        dispatcher: this.#agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        headers: {
+          accept: 'application/json',
+          ...(call.json === undefined ? {} : { 'content-type': 'application/json' }),
+          ...call.headers,
+        },
+        ...(call.json === undefined ? {} : { body: stringifyDecimalJson(call.json) }),
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      throw transportError(institution, call.operation, error);
+    }
+    if (status >= 500) {
+      throw new ConnectorError('InstitutionUnavailable', `${institution} ${call.operation}: HTTP ${status}`);
+    }
+    if (status < 200 || (status >= 300 && status < 400)) {
+      throw new ConnectorError('InstitutionUnavailable', `${institution} ${call.operation}: unexpected HTTP ${status}`);
+    }
+    return { operation: call.operation, status, body: parseBody(text) };
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return parseDecimalJson(text);
+  } catch (error) {
+    return new MalformedBody(error instanceof JsonSyntaxError ? error.message : 'not JSON');
+  }
+}
+
+/**
+ * Parses a 2xx answer with the adapter's guard. A body that is not JSON or fails the guard is
+ * InstitutionUnavailable with a message saying what was wrong: the institution said yes in a
+ * way we cannot read, so the caller must treat the operation as not confirmed.
+ */
+export function parse2xx<T>(http: InstitutionHttp, answer: InstitutionAnswer, parse: (body: unknown) => T): T {
+  const where = `${http.institution} ${answer.operation}`;
+  if (answer.body instanceof MalformedBody) {
+    throw new ConnectorError('InstitutionUnavailable', `${where}: malformed response body (${answer.body.reason})`);
+  }
+  try {
+    return parse(answer.body);
+  } catch (error) {
+    if (error instanceof MalformedResponse) {
+      throw new ConnectorError('InstitutionUnavailable', `${where}: malformed response: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** Throws when a confirmed value differs from what we sent: the institution booked something else. */
+export function checkEcho(what: string, sent: string, received: string): void {
+  if (sent !== received) throw new MalformedResponse(`${what} in the answer differs from the request`);
+}
+
+function transportError(institution: string, operation: string, error: unknown): ConnectorError {
+  const where = `${institution} ${operation}`;
+  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    return new ConnectorError('InstitutionTimeout', `${where}: no answer in time; outcome unknown`, { cause: error });
+  }
+  // The request may have been read and acted on before the connection broke.
+  if (error instanceof undiciErrors.SocketError || errorCode(error) === 'ECONNRESET') {
+    return new ConnectorError('InstitutionTimeout', `${where}: connection lost before the answer; outcome unknown`, { cause: error });
+  }
+  if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
+    return new ConnectorError('InstitutionUnavailable', `${where}: answer larger than the configured limit`, { cause: error });
+  }
+  // Refused, unreachable, DNS failure or connect timeout: the request never reached the institution.
+  return new ConnectorError('InstitutionUnavailable', `${where}: cannot connect (${errorCode(error) ?? 'error'})`, { cause: error });
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
+  return undefined;
+}
