@@ -117,6 +117,21 @@ export class FixtureBooks {
     to.balanceMinor += minor;
   }
 
+  /**
+   * Cash in at the counter: money enters the books. Institutions such as Fineract only offer
+   * deposits and withdrawals, so an adapter pairs a deposit with a withdrawal of the same amount
+   * and the total is back where it was once both are booked.
+   */
+  deposit(account: BookAccount, minor: bigint): void {
+    account.balanceMinor += minor;
+  }
+
+  /** Cash out at the counter: money leaves the books; the amount must be available. */
+  withdraw(account: BookAccount, minor: bigint): void {
+    if (this.available(account) < minor) throw new InsufficientFunds();
+    account.balanceMinor -= minor;
+  }
+
   balanceOf(idValue: string): string {
     const account = this.byIdValue(idValue);
     assert(account !== undefined, `fixture: no account for ${idValue}`);

@@ -21,7 +21,8 @@ export interface FixtureInstitution {
   /** Sum of every balance on the books; constant, since money only moves between accounts. */
   total(): string;
   seed(accounts: readonly FixtureAccountSeed[]): void;
-  inject(fault: Fault, on?: FaultTarget, times?: number): void;
+  /** Plays `fault` on the next `times` matching requests, after letting `skip` of them through. */
+  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number): void;
   /** The customer approves the payment prompt of a collection: the money moves now. */
   approveCollection(reference: string): void;
   /** The customer declines (or lets the prompt expire): no money moves. */

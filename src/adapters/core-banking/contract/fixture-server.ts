@@ -11,7 +11,8 @@ import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from './decim
  * - hang-after: handles the request (the money moves) and never answers;
  * - malformed-json / malformed-shape: handles the request, then answers 200 with a body that is
  *   not JSON / JSON of the wrong shape.
- * A fault applies to the next request, or to the next money-moving request (`on: 'next-write'`).
+ * A fault applies to the next request, or to the next money-moving request (`on: 'next-write'`),
+ * optionally after letting some through (to hit the second step of a multi-step operation).
  */
 
 export type Fault = 'server-error' | 'hang-before' | 'hang-after' | 'malformed-json' | 'malformed-shape';
@@ -52,7 +53,8 @@ export interface FixtureServer {
   readonly url: string;
   /** Every request received, in order, for assertions (headers included: fixtures hold test credentials only). */
   readonly requests: RecordedRequest[];
-  inject(fault: Fault, on?: FaultTarget, times?: number): void;
+  /** Plays `fault` on the next `times` matching requests, after letting `skip` of them through. */
+  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number): void;
   close(): Promise<void>;
 }
 
@@ -60,12 +62,16 @@ const BODY_LIMIT_BYTES = 1_048_576;
 
 export async function startFixtureServer(options: FixtureServerOptions): Promise<FixtureServer> {
   const requests: RecordedRequest[] = [];
-  const faults: Array<{ fault: Fault; on: FaultTarget; left: number }> = [];
+  const faults: Array<{ fault: Fault; on: FaultTarget; left: number; skip: number }> = [];
   const sockets = new Set<Socket>();
 
   const takeFault = (request: FixtureRequest): Fault | undefined => {
     const plan = faults[0];
     if (plan === undefined || (plan.on === 'next-write' && !options.isWrite(request))) return undefined;
+    if (plan.skip > 0) {
+      plan.skip -= 1;
+      return undefined;
+    }
     plan.left -= 1;
     if (plan.left <= 0) faults.shift();
     return plan.fault;
@@ -89,8 +95,8 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${address.port}`,
     requests,
-    inject(fault, on = 'next-request', times = 1) {
-      faults.push({ fault, on, left: times });
+    inject(fault, on = 'next-request', times = 1, skip = 0) {
+      faults.push({ fault, on, left: times, skip });
     },
     async close() {
       for (const socket of sockets) socket.destroy();

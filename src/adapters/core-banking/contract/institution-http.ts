@@ -127,11 +127,20 @@ export function parse2xx<T>(http: InstitutionHttp, answer: InstitutionAnswer, pa
   if (answer.body instanceof MalformedBody) {
     throw new ConnectorError('InstitutionUnavailable', `${where}: malformed response body (${answer.body.reason})`);
   }
+  const body = answer.body;
+  return readWire(http, answer.operation, () => parse(body));
+}
+
+/**
+ * Runs a conversion of data the institution sent, outside a single answer (e.g. combining two
+ * answers); a MalformedResponse becomes InstitutionUnavailable as in parse2xx.
+ */
+export function readWire<T>(http: InstitutionHttp, operation: string, convert: () => T): T {
   try {
-    return parse(answer.body);
+    return convert();
   } catch (error) {
     if (error instanceof MalformedResponse) {
-      throw new ConnectorError('InstitutionUnavailable', `${where}: malformed response: ${error.message}`, { cause: error });
+      throw new ConnectorError('InstitutionUnavailable', `${http.institution} ${operation}: malformed response: ${error.message}`, { cause: error });
     }
     throw error;
   }

@@ -55,7 +55,7 @@ export async function startRestFixture(options: RestFixtureOptions): Promise<Fix
     floatAvailable: () => books.format(books.available(books.float)),
     total: () => books.total(),
     seed: (accounts) => state.seed(accounts),
-    inject: (fault, on, times) => server.inject(fault, on, times),
+    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
     approveCollection: (reference) => state.settleCollection(reference, true),
     rejectCollection: (reference) => state.settleCollection(reference, false),
     close: () => server.close(),

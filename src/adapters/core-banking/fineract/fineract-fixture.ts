@@ -1,0 +1,354 @@
+import { JsonNumber } from '../contract/decimal-json.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
+import type { FixtureInstitution } from '../contract/fixture-institution.js';
+import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { isRecord } from '../contract/wire-reader.js';
+import { FINERACT_TRANSACTION_TYPE } from './fineract-wire.js';
+
+/**
+ * A fixture Apache Fineract on loopback: tenants and basic authentication, clients found by
+ * external id, savings accounts with statuses and sub-statuses, deposits, withdrawals, amount
+ * holds and releases, and statements that list them, with amounts as JSON numbers carrying six
+ * decimals the way Fineract writes them. Like Fineract, it has no idempotency: the adapter must
+ * read before it writes.
+ */
+
+export interface FineractFixtureOptions extends FixtureSeed {
+  readonly host?: string;
+  readonly port?: number;
+  readonly tenant?: string;
+  readonly username?: string;
+  readonly password?: string;
+}
+
+export const FINERACT_FIXTURE_DEFAULTS = { tenant: 'default', username: 'mifos', password: 'password', floatAccountId: '1', paymentTypeId: '4' } as const;
+const API_PREFIX = '/fineract-provider/api/v1';
+
+interface Transaction {
+  readonly id: string;
+  readonly typeId: string;
+  readonly amountMinor: bigint;
+  readonly receiptNumber?: string;
+  readonly reasonForBlock?: string;
+  releaseTransactionId?: string;
+}
+
+interface Savings {
+  readonly id: string;
+  readonly clientId: string | undefined;
+  readonly book: BookAccount;
+  readonly statusId: string;
+  readonly subStatusId: string;
+  readonly transactions: Transaction[];
+}
+
+interface Client {
+  readonly id: string;
+  readonly seed: FixtureAccountSeed;
+  readonly statusId: string;
+}
+
+export interface FineractFixture extends FixtureInstitution {
+  /** Base URL to configure as FINERACT_BASE_URL. */
+  readonly url: string;
+}
+
+export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
+  const state = new FineractInstitution(options);
+  const server = await startFixtureServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    handle: (request) => state.handle(request),
+    isWrite: (request) => request.method === 'POST',
+  });
+  const books = state.books;
+  const notOffered = (): never => {
+    throw new Error('fineract fixture: Fineract has no payment prompts');
+  };
+  return {
+    url: `${server.url}${API_PREFIX}`,
+    requests: server.requests,
+    currency: books.currency,
+    accountIdOf: (idValue) => state.savingsOf(idValue).id,
+    balanceOf: (idValue) => books.balanceOf(idValue),
+    floatBalance: () => books.format(books.float.balanceMinor),
+    floatAvailable: () => books.format(books.available(books.float)),
+    total: () => books.total(),
+    seed: (accounts) => state.seed(accounts),
+    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
+    approveCollection: notOffered,
+    rejectCollection: notOffered,
+    close: () => server.close(),
+  };
+}
+
+class FineractInstitution {
+  readonly books: FixtureBooks;
+  readonly #clients = new Map<string, Client>();
+  readonly #savings = new Map<string, Savings>();
+  readonly #authorization: string;
+  readonly #tenant: string;
+  #nextId = 100;
+  #nextTransaction = 1;
+
+  constructor(options: FineractFixtureOptions) {
+    const floatId = FINERACT_FIXTURE_DEFAULTS.floatAccountId;
+    this.books = new FixtureBooks(options.currency, options.floatBalance, floatId);
+    this.#savings.set(floatId, { id: floatId, clientId: undefined, book: this.books.float, statusId: '300', subStatusId: '0', transactions: [] });
+    const user = options.username ?? FINERACT_FIXTURE_DEFAULTS.username;
+    const password = options.password ?? FINERACT_FIXTURE_DEFAULTS.password;
+    this.#authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    this.#tenant = options.tenant ?? FINERACT_FIXTURE_DEFAULTS.tenant;
+    this.seed(options.accounts);
+  }
+
+  seed(accounts: readonly FixtureAccountSeed[]): void {
+    for (const seed of accounts) {
+      const clientId = String(this.#nextId++);
+      const savingsId = String(this.#nextId++);
+      this.#clients.set(clientId, { id: clientId, seed, statusId: '300' });
+      const book = this.books.add(seed, savingsId);
+      const statusId = seed.status === 'closed' ? '600' : '300';
+      // Fineract knows no "barred": a barred or blocked account is a blocked sub-status.
+      const subStatusId = seed.status === 'barred' || seed.status === 'blocked' ? '400' : '0';
+      this.#savings.set(savingsId, { id: savingsId, clientId, book, statusId, subStatusId, transactions: [] });
+    }
+  }
+
+  savingsOf(idValue: string): Savings {
+    const book = this.books.byIdValue(idValue);
+    const savings = book === undefined ? undefined : this.#savings.get(book.accountId);
+    if (savings === undefined) throw new Error(`fineract fixture: no savings account for ${idValue}`);
+    return savings;
+  }
+
+  handle(request: FixtureRequest): FixtureReply {
+    if (request.headers['fineract-platform-tenantid'] !== this.#tenant) {
+      return fail(400, 'error.msg.platform.tenant.identifier.missing', 'No tenant identifier found');
+    }
+    if (request.headers.authorization !== this.#authorization) {
+      return fail(401, 'error.msg.not.authenticated', 'Unauthenticated. Please login.');
+    }
+    if (!request.path.startsWith(`${API_PREFIX}/`)) return fail(404, 'error.msg.resource.not.found', 'Unknown path');
+    const parts = request.path.slice(API_PREFIX.length + 1).split('/');
+    const [resource, id, sub, transactionId] = parts;
+    if (request.method === 'GET' && resource === 'clients' && id === undefined) return this.searchClients(request.query.get('externalId'));
+    if (request.method === 'GET' && resource === 'clients' && sub === 'accounts') return this.clientAccounts(id ?? '');
+    if (request.method === 'GET' && resource === 'savingsaccounts' && sub === undefined) {
+      return this.savingsAccount(id ?? '', request.query.get('associations') === 'transactions');
+    }
+    if (request.method === 'POST' && resource === 'savingsaccounts' && sub === 'transactions') {
+      return this.command(id ?? '', transactionId, request.query.get('command'), request.body);
+    }
+    return fail(404, 'error.msg.resource.not.found', 'Unknown path');
+  }
+
+  searchClients(externalId: string | null): FixtureReply {
+    const matches = [...this.#clients.values()].filter((client) => externalId === null || client.seed.idValue === externalId);
+    return { status: 200, body: { totalFilteredRecords: new JsonNumber(String(matches.length)), pageItems: matches.map((client) => this.#clientBody(client)) } };
+  }
+
+  clientAccounts(clientId: string): FixtureReply {
+    if (!this.#clients.has(clientId)) return fail(404, 'error.msg.client.id.invalid', `Client with identifier ${clientId} does not exist`);
+    const accounts = [...this.#savings.values()].filter((savings) => savings.clientId === clientId);
+    return {
+      status: 200,
+      body: {
+        savingsAccounts: accounts.map((savings) => ({
+          id: new JsonNumber(savings.id),
+          accountNo: savings.id.padStart(9, '0'),
+          productName: 'Mobile wallet',
+          status: savingsStatus(savings.statusId),
+          subStatus: subStatus(savings.subStatusId),
+          currency: this.#currencyBody(),
+          depositType: { id: new JsonNumber('100'), code: 'depositAccountType.savingsDeposit', value: 'Savings' },
+          accountBalance: this.#amount(savings.book.balanceMinor),
+        })),
+      },
+    };
+  }
+
+  savingsAccount(savingsId: string, withTransactions: boolean): FixtureReply {
+    const savings = this.#savings.get(savingsId);
+    if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
+    return {
+      status: 200,
+      body: {
+        id: new JsonNumber(savings.id),
+        accountNo: savings.id.padStart(9, '0'),
+        ...(savings.clientId === undefined ? {} : { clientId: new JsonNumber(savings.clientId) }),
+        status: savingsStatus(savings.statusId),
+        subStatus: subStatus(savings.subStatusId),
+        currency: this.#currencyBody(),
+        savingsAmountOnHold: this.#amount(savings.book.heldMinor),
+        summary: {
+          currency: this.#currencyBody(),
+          accountBalance: this.#amount(savings.book.balanceMinor),
+          availableBalance: this.#amount(this.books.available(savings.book)),
+        },
+        ...(withTransactions ? { transactions: [...savings.transactions].reverse().map((transaction) => this.#transactionBody(transaction)) } : {}),
+      },
+    };
+  }
+
+  command(savingsId: string, transactionId: string | undefined, command: string | null, body: unknown): FixtureReply {
+    const savings = this.#savings.get(savingsId);
+    if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
+    if (transactionId !== undefined) {
+      return command === 'releaseAmount' ? this.release(savings, transactionId) : fail(400, 'error.msg.unrecognized.query.param', 'Unrecognized command');
+    }
+    if (command !== 'deposit' && command !== 'withdrawal' && command !== 'holdAmount') {
+      return fail(400, 'error.msg.unrecognized.query.param', 'Unrecognized command');
+    }
+    const input = this.#commandInput(body, command);
+    if ('reply' in input) return input.reply;
+    if (savings.statusId !== '300') return fail(403, 'error.msg.savingsaccount.transaction.account.is.not.active', 'Account is not active');
+    if (savings.subStatusId === '400') return fail(403, 'error.msg.savingsaccount.account.is.blocked', 'Account is blocked');
+    try {
+      if (command === 'deposit') this.books.deposit(savings.book, input.amountMinor);
+      if (command === 'withdrawal') this.books.withdraw(savings.book, input.amountMinor);
+      if (command === 'holdAmount') this.books.hold(savings.book, input.amountMinor);
+    } catch (failure) {
+      if (failure instanceof InsufficientFunds) return fail(403, 'error.msg.savingsaccount.transaction.insufficient.account.balance', 'Insufficient account balance');
+      throw failure;
+    }
+    const typeId = command === 'deposit' ? FINERACT_TRANSACTION_TYPE.deposit : command === 'withdrawal' ? FINERACT_TRANSACTION_TYPE.withdrawal : FINERACT_TRANSACTION_TYPE.amountHold;
+    const transaction = this.#book(savings, typeId, input.amountMinor, input.receiptNumber, input.reasonForBlock);
+    return this.#commandResult(savings, transaction);
+  }
+
+  release(savings: Savings, holdId: string): FixtureReply {
+    const hold = savings.transactions.find((transaction) => transaction.id === holdId && transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold);
+    if (hold === undefined) return fail(404, 'error.msg.saving.account.transaction.id.invalid', 'No such hold');
+    if (hold.releaseTransactionId !== undefined) return fail(403, 'error.msg.saving.account.amount.already.released', 'Amount already released');
+    this.books.releaseHold(savings.book, hold.amountMinor);
+    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined);
+    hold.releaseTransactionId = release.id;
+    return this.#commandResult(savings, release);
+  }
+
+  /** Reads a command body as Fineract does: amount as a number or a decimal string with a locale, dates by the given format. */
+  #commandInput(body: unknown, command: string): { amountMinor: bigint; receiptNumber: string | undefined; reasonForBlock: string | undefined } | { reply: FixtureReply } {
+    if (!isRecord(body)) return { reply: fail(400, 'validation.msg.invalid.json', 'Body is not a JSON object') };
+    const amount = body['transactionAmount'];
+    const text = amount instanceof JsonNumber ? amount.text : typeof amount === 'string' && body['locale'] === 'en' ? amount : undefined;
+    if (text === undefined) return { reply: fail(400, 'validation.msg.savingsaccount.transaction.transactionAmount.cannot.be.blank', 'transactionAmount is mandatory') };
+    let amountMinor: bigint;
+    try {
+      amountMinor = this.books.minor(text);
+    } catch {
+      return { reply: fail(400, 'validation.msg.savingsaccount.transaction.transactionAmount.invalid', 'transactionAmount is invalid') };
+    }
+    if (body['dateFormat'] !== 'yyyy-MM-dd' || typeof body['transactionDate'] !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(body['transactionDate'])) {
+      return { reply: fail(400, 'validation.msg.savingsaccount.transaction.transactionDate.invalid', 'transactionDate is invalid') };
+    }
+    // Like Fineract, payment details (and so the receipt number) are only recorded with a payment type.
+    const receipt = body['paymentTypeId'] instanceof JsonNumber && typeof body['receiptNumber'] === 'string' ? body['receiptNumber'] : undefined;
+    const reason = command === 'holdAmount' && typeof body['reasonForBlock'] === 'string' ? body['reasonForBlock'] : undefined;
+    return { amountMinor, receiptNumber: command === 'holdAmount' ? undefined : receipt, reasonForBlock: reason };
+  }
+
+  #book(savings: Savings, typeId: string, amountMinor: bigint, receiptNumber: string | undefined, reasonForBlock: string | undefined): Transaction {
+    const transaction: Transaction = {
+      id: String(this.#nextTransaction++),
+      typeId,
+      amountMinor,
+      ...(receiptNumber === undefined ? {} : { receiptNumber }),
+      ...(reasonForBlock === undefined ? {} : { reasonForBlock }),
+    };
+    savings.transactions.push(transaction);
+    return transaction;
+  }
+
+  #commandResult(savings: Savings, transaction: Transaction): FixtureReply {
+    return {
+      status: 200,
+      body: {
+        officeId: new JsonNumber('1'),
+        ...(savings.clientId === undefined ? {} : { clientId: new JsonNumber(savings.clientId) }),
+        savingsId: new JsonNumber(savings.id),
+        resourceId: new JsonNumber(transaction.id),
+        changes: {},
+      },
+    };
+  }
+
+  #clientBody(client: Client): unknown {
+    const seed = client.seed;
+    const [year, month, day] = (seed.dateOfBirth ?? '').split('-');
+    return {
+      id: new JsonNumber(client.id),
+      accountNo: client.id.padStart(9, '0'),
+      externalId: seed.idValue,
+      status: { id: new JsonNumber(client.statusId), code: 'clientStatusType.active', value: 'Active' },
+      active: true,
+      firstname: seed.firstName,
+      ...(seed.middleName === undefined ? {} : { middlename: seed.middleName }),
+      lastname: seed.lastName,
+      displayName: [seed.firstName, seed.middleName, seed.lastName].filter((part) => part !== undefined).join(' '),
+      mobileNo: seed.idValue,
+      ...(year === undefined || month === undefined || day === undefined || seed.dateOfBirth === undefined
+        ? {}
+        : { dateOfBirth: [new JsonNumber(String(Number(year))), new JsonNumber(String(Number(month))), new JsonNumber(String(Number(day)))] }),
+      officeId: new JsonNumber('1'),
+    };
+  }
+
+  #transactionBody(transaction: Transaction): unknown {
+    return {
+      id: new JsonNumber(transaction.id),
+      transactionType: transactionType(transaction.typeId),
+      amount: this.#amount(transaction.amountMinor),
+      currency: this.#currencyBody(),
+      reversed: false,
+      date: [new JsonNumber('2026'), new JsonNumber('11'), new JsonNumber('23')],
+      ...(transaction.receiptNumber === undefined
+        ? {}
+        : { paymentDetailData: { id: new JsonNumber(transaction.id), paymentType: { id: new JsonNumber('4'), name: 'Mojaloop' }, receiptNumber: transaction.receiptNumber } }),
+      ...(transaction.reasonForBlock === undefined ? {} : { reasonForBlock: transaction.reasonForBlock }),
+      ...(transaction.releaseTransactionId === undefined ? {} : { releaseTransactionId: new JsonNumber(transaction.releaseTransactionId) }),
+    };
+  }
+
+  #amount(minor: bigint): JsonNumber {
+    return new JsonNumber(this.books.formatPadded(minor, 6));
+  }
+
+  #currencyBody(): unknown {
+    return { code: this.books.currency, name: this.books.currency, decimalPlaces: new JsonNumber('2'), inMultiplesOf: new JsonNumber('1') };
+  }
+}
+
+function savingsStatus(id: string): unknown {
+  const codes: Record<string, string> = { '300': 'savingsAccountStatusType.active', '600': 'savingsAccountStatusType.closed' };
+  return { id: new JsonNumber(id), code: codes[id] ?? 'savingsAccountStatusType.invalid', value: id === '300' ? 'Active' : 'Closed', active: id === '300', closed: id === '600' };
+}
+
+function subStatus(id: string): unknown {
+  const codes: Record<string, string> = { '0': 'SavingsAccountSubStatusEnum.none', '400': 'SavingsAccountSubStatusEnum.block' };
+  return { id: new JsonNumber(id), code: codes[id] ?? 'SavingsAccountSubStatusEnum.invalid', value: id === '400' ? 'Block' : 'None', none: id === '0', block: id === '400' };
+}
+
+function transactionType(typeId: string): unknown {
+  const codes: Record<string, string> = {
+    [FINERACT_TRANSACTION_TYPE.deposit]: 'savingsAccountTransactionType.deposit',
+    [FINERACT_TRANSACTION_TYPE.withdrawal]: 'savingsAccountTransactionType.withdrawal',
+    [FINERACT_TRANSACTION_TYPE.amountHold]: 'savingsAccountTransactionType.onHold',
+    [FINERACT_TRANSACTION_TYPE.amountRelease]: 'savingsAccountTransactionType.release',
+  };
+  return { id: new JsonNumber(typeId), code: codes[typeId] ?? 'savingsAccountTransactionType.invalid', value: codes[typeId] ?? '' };
+}
+
+/** Fineract's error body: the top-level code, and the reason repeated in `errors`. */
+function fail(status: number, code: string, message: string): FixtureReply {
+  return {
+    status,
+    body: {
+      developerMessage: message,
+      httpStatusCode: String(status),
+      defaultUserMessage: message,
+      userMessageGlobalisationCode: status === 403 ? 'validation.msg.domain.rule.violation' : code,
+      errors: [{ developerMessage: message, defaultUserMessage: message, userMessageGlobalisationCode: code, parameterName: 'id', args: [] }],
+    },
+  };
+}

@@ -1,0 +1,300 @@
+import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
+import type { PartyId } from '../../../domain/identifiers.js';
+import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
+import { MalformedResponse, WireRecord, isRecord, optionalField } from '../contract/wire-reader.js';
+import {
+  FINERACT_TRANSACTION_TYPE,
+  type FineractClient,
+  type FineractCommandResult,
+  type FineractEnum,
+  type FineractError,
+  type FineractHoldCommand,
+  type FineractMoneyCommand,
+  type FineractSavingsAccount,
+  type FineractSavingsSummary,
+  type FineractTransaction,
+} from './fineract-wire.js';
+
+/** Pure conversions between Fineract's wire and the port. */
+
+function readEnum(record: WireRecord, key: string): FineractEnum {
+  const value = record.record(key);
+  return { id: value.integerText('id'), code: value.string('code') };
+}
+
+export function readClientPage(body: unknown): FineractClient[] {
+  return WireRecord.of(body).array('pageItems').map(readClient);
+}
+
+function readClient(client: WireRecord): FineractClient {
+  return {
+    id: client.integerText('id'),
+    ...optionalField('externalId', client.optionalString('externalId')),
+    status: readEnum(client, 'status'),
+    displayName: client.string('displayName'),
+    ...optionalField('firstname', client.optionalString('firstname')),
+    ...optionalField('middlename', client.optionalString('middlename')),
+    ...optionalField('lastname', client.optionalString('lastname')),
+    ...optionalField('dateOfBirth', readLocalDate(client, 'dateOfBirth')),
+  };
+}
+
+/** Fineract writes dates as [year, month, day]. */
+function readLocalDate(record: WireRecord, key: string): readonly [string, string, string] | undefined {
+  if (!record.has(key)) return undefined;
+  const value = record.values[key];
+  if (!Array.isArray(value) || value.length !== 3) throw new MalformedResponse(`${record.at(key)} is not [year, month, day]`);
+  const parts = WireRecord.of({ y: value[0], m: value[1], d: value[2] }, record.at(key));
+  return [parts.integerText('y'), parts.integerText('m'), parts.integerText('d')];
+}
+
+export function readSavingsSummaries(body: unknown): FineractSavingsSummary[] {
+  const accounts = WireRecord.of(body);
+  if (!accounts.has('savingsAccounts')) return [];
+  return accounts.array('savingsAccounts').map((account) => ({
+    id: account.integerText('id'),
+    accountNo: account.string('accountNo'),
+    status: readEnum(account, 'status'),
+    ...optionalField('subStatus', account.has('subStatus') ? readEnum(account, 'subStatus') : undefined),
+    currency: account.record('currency').string('code'),
+    ...optionalField('depositType', account.optionalRecord('depositType')?.string('code')),
+  }));
+}
+
+export function readSavingsAccount(body: unknown): FineractSavingsAccount {
+  const account = WireRecord.of(body);
+  const currency = account.record('currency').string('code');
+  const summary = account.record('summary');
+  return {
+    id: account.integerText('id'),
+    status: readEnum(account, 'status'),
+    ...optionalField('subStatus', account.has('subStatus') ? readEnum(account, 'subStatus') : undefined),
+    currency,
+    accountBalance: summary.amountNumber('accountBalance', currency),
+    ...optionalField('availableBalance', summary.has('availableBalance') ? summary.amountNumber('availableBalance', currency) : undefined),
+    transactions: account.has('transactions') ? account.array('transactions').map((item) => readTransaction(item, currency)) : [],
+  };
+}
+
+function readTransaction(transaction: WireRecord, currency: string): FineractTransaction {
+  return {
+    id: transaction.integerText('id'),
+    typeId: transaction.record('transactionType').integerText('id'),
+    amount: transaction.amountNumber('amount', currency),
+    reversed: transaction.boolean('reversed'),
+    ...optionalField('receiptNumber', transaction.optionalRecord('paymentDetailData')?.optionalString('receiptNumber')),
+    ...optionalField('reasonForBlock', transaction.optionalString('reasonForBlock')),
+    ...optionalField('releaseTransactionId', transaction.optionalIntegerText('releaseTransactionId')),
+  };
+}
+
+export function readCommandResult(body: unknown, savingsId: string): FineractCommandResult {
+  const result = WireRecord.of(body);
+  const echoed = result.integerText('savingsId');
+  if (echoed !== savingsId) throw new MalformedResponse('body.savingsId differs from the account the command was sent to');
+  return { savingsId: echoed, resourceId: result.integerText('resourceId') };
+}
+
+/**
+ * The savings account that stands for a client in payments. With a sub-identifier the account
+ * number must match it; otherwise the client's active plain savings account with the lowest
+ * id, or, when none is active, the lowest one of any status (so that its state is reported).
+ */
+export function chooseSavingsAccount(accounts: readonly FineractSavingsSummary[], idSubValue: string | undefined): FineractSavingsSummary | undefined {
+  const savings = accounts
+    .filter((account) => account.depositType === undefined || account.depositType === 'depositAccountType.savingsDeposit')
+    .filter((account) => idSubValue === undefined || account.accountNo === idSubValue)
+    .sort((a, b) => compareIds(a.id, b.id));
+  return savings.find((account) => account.status.id === SAVINGS_ACTIVE) ?? savings[0];
+}
+
+function compareIds(a: string, b: string): number {
+  return a.length === b.length ? (a < b ? -1 : a > b ? 1 : 0) : a.length - b.length;
+}
+
+const SAVINGS_ACTIVE = '300';
+
+/** Rank of the three ways an account can be unable to receive; the worst of client and account wins. */
+const SEVERITY: Record<AccountStatus, number> = { active: 0, barred: 1, blocked: 2, closed: 3 };
+
+/** A client and account status Fineract documents, or MalformedResponse: a new status is never guessed. */
+export function accountStatusOf(client: FineractClient, account: Pick<FineractSavingsSummary, 'status' | 'subStatus'>): AccountStatus {
+  const candidates = [clientStatus(client.status), savingsStatus(account.status), subStatus(account.subStatus)];
+  return candidates.reduce<AccountStatus>((worst, next) => (SEVERITY[next] > SEVERITY[worst] ? next : worst), 'active');
+}
+
+function clientStatus(status: FineractEnum): AccountStatus {
+  switch (status.id) {
+    case '300': // active
+      return 'active';
+    case '100': // pending activation
+    case '303': // transfer in progress
+    case '304': // transfer on hold
+      return 'blocked';
+    case '0': // invalid
+    case '600': // closed
+    case '700': // rejected
+    case '800': // withdrawn
+      return 'closed';
+    default:
+      throw new MalformedResponse(`client status ${status.id} is not one the adapter knows`);
+  }
+}
+
+function savingsStatus(status: FineractEnum): AccountStatus {
+  switch (status.id) {
+    case '300': // active
+      return 'active';
+    case '100': // submitted and pending approval
+    case '200': // approved, not yet activated
+    case '303': // transfer in progress
+    case '304': // transfer on hold
+      return 'blocked';
+    case '400': // withdrawn by applicant
+    case '500': // rejected
+    case '600': // closed
+    case '700': // pre-maturely closed
+    case '800': // matured
+      return 'closed';
+    default:
+      throw new MalformedResponse(`savings account status ${status.id} is not one the adapter knows`);
+  }
+}
+
+function subStatus(status: FineractEnum | undefined): AccountStatus {
+  const id = status?.id;
+  switch (id) {
+    case undefined:
+    case '0': // none
+    case '100': // inactive
+    case '200': // dormant
+    case '600': // debits blocked: credits still land
+      return 'active';
+    case '300': // escheat: balance handed to the state
+    case '400': // blocked
+    case '500': // credits blocked
+      return 'blocked';
+    default:
+      throw new MalformedResponse(`savings account sub-status ${id} is not one the adapter knows`);
+  }
+}
+
+export function toPartyDetails(id: PartyId, client: FineractClient, account: FineractSavingsSummary): PartyDetails {
+  const dateOfBirth = client.dateOfBirth === undefined ? undefined : isoDate(client.dateOfBirth);
+  return {
+    idType: id.idType,
+    idValue: id.idValue,
+    ...optionalField('idSubValue', id.idSubValue),
+    accountId: account.id,
+    currency: account.currency,
+    status: accountStatusOf(client, account),
+    displayName: client.displayName,
+    ...optionalField('firstName', client.firstname),
+    ...optionalField('middleName', client.middlename),
+    ...optionalField('lastName', client.lastname),
+    ...optionalField('dateOfBirth', dateOfBirth),
+  };
+}
+
+function isoDate([year, month, day]: readonly [string, string, string]): string {
+  return `${year.padStart(4, '0')}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
+}
+
+/** Our transactions on one account: found by the reference in the receipt number (or, for holds, the reason). */
+export interface Evidence {
+  readonly holds: readonly FineractTransaction[];
+  readonly deposits: readonly FineractTransaction[];
+  readonly withdrawals: readonly FineractTransaction[];
+  /** Transactions with our reference that a bank officer reversed. */
+  readonly reversed: number;
+}
+
+export function evidenceFor(account: FineractSavingsAccount, reference: string): Evidence {
+  const ours = account.transactions.filter((transaction) =>
+    transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold ? transaction.reasonForBlock === reference : transaction.receiptNumber === reference,
+  );
+  const live = ours.filter((transaction) => !transaction.reversed);
+  return {
+    holds: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold),
+    deposits: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.deposit),
+    withdrawals: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.withdrawal),
+    reversed: ours.length - live.length,
+  };
+}
+
+/** A step already booked under our reference must be for the same amount, or the reference was reused. */
+export function checkBookedAmounts(evidence: Evidence, amount: string, reference: string): void {
+  for (const transaction of [...evidence.holds, ...evidence.deposits, ...evidence.withdrawals]) {
+    if (transaction.amount !== amount) {
+      throw new ConnectorError('ModifiedRequest', `fineract: transaction ${transaction.id} under reference ${reference} is for another amount`);
+    }
+  }
+}
+
+/**
+ * Where a reference stands, from the float account's transactions. Every money-moving operation
+ * books its float withdrawal last, so a withdrawal means the whole operation is done. A released
+ * hold without a withdrawal is either an aborted reservation or a commit between its steps; the
+ * float alone cannot tell which, so it is unknown.
+ */
+export function statusFromFloat(evidence: Evidence): InstitutionTransactionStatus {
+  if (evidence.withdrawals.length > 0) return 'succeeded';
+  const hold = evidence.holds[0];
+  if (hold !== undefined) return hold.releaseTransactionId === undefined ? 'pending' : 'unknown';
+  return evidence.reversed > 0 ? 'unknown' : 'not-found';
+}
+
+export function moneyCommand(amount: string, reference: string, transactionDate: string, paymentTypeId: unknown, note: string): FineractMoneyCommand {
+  return { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: amount, paymentTypeId, receiptNumber: reference, note };
+}
+
+export function holdCommand(amount: string, reference: string, transactionDate: string): FineractHoldCommand {
+  return { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: amount, reasonForBlock: reference };
+}
+
+/** The business date of a transaction, in UTC, as the commands' dateFormat expects. */
+export function transactionDate(now: Date): string {
+  return now.toISOString().slice(0, 10);
+}
+
+export function readError(body: unknown): FineractError {
+  if (!isRecord(body)) return { codes: [] };
+  const codes: string[] = [];
+  const top = body['userMessageGlobalisationCode'];
+  if (typeof top === 'string') codes.push(top);
+  const errors = body['errors'];
+  if (Array.isArray(errors)) {
+    for (const item of errors) {
+      if (isRecord(item) && typeof item['userMessageGlobalisationCode'] === 'string') codes.push(item['userMessageGlobalisationCode']);
+    }
+  }
+  const status = body['httpStatusCode'];
+  return { ...optionalField('httpStatusCode', typeof status === 'string' ? status : undefined), codes };
+}
+
+/**
+ * Whose account a command was about: the float (ours), a payee, a payer. Declines name the
+ * party; on the float only a shortfall is a business answer, anything else needs an operator.
+ */
+export type FineractRole = 'float' | 'payee' | 'payer';
+
+/** A 4xx answer as a catalogue error, from Fineract's globalisation codes (messages are left out: they quote balances). */
+export function declineFor(operation: string, status: number, body: unknown, role: FineractRole): ConnectorError {
+  const { codes } = readError(body);
+  const detail = `fineract ${operation}: HTTP ${status}${codes.length === 0 ? '' : ` ${codes.join(', ')}`}`;
+  const has = (fragment: string) => codes.some((code) => code.includes(fragment));
+  if (status === 401) return new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
+  // Optimistic-lock clashes on a busy account: nothing was booked, and the same call may pass now.
+  if (has('concurrent')) return new ConnectorError('InstitutionUnavailable', detail);
+  if (has('insufficient')) return new ConnectorError(role === 'payer' ? 'PayerInsufficientFunds' : 'PayeeInsufficientLiquidity', detail);
+  if (role === 'float') return new ConnectorError('InstitutionUnavailable', `${detail}: the float account refused the command`);
+  return new ConnectorError(declineName(status, has, role), detail);
+}
+
+function declineName(status: number, has: (fragment: string) => boolean, role: 'payee' | 'payer'): ErrorName {
+  if (status === 404) return 'PartyNotFound';
+  if (role === 'payer') return 'PayerRejected';
+  if (has('blocked') || has('block')) return 'PayeeBlocked';
+  if (has('not.active') || has('closed')) return 'PayeeClosed';
+  return status === 400 ? 'ValidationFailed' : 'PayeeRejected';
+}
