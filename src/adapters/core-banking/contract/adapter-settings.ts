@@ -162,3 +162,20 @@ export function flowSetting(env: string, fallback: OutgoingFlow): Setting<Outgoi
     },
   };
 }
+
+/** A setting that may be left unset (undefined), checked against a pattern when present. */
+export function optionalTextSetting(env: string, description: string, options: { pattern?: RegExp; hint?: string; defaultText?: string } = {}): Setting<string | undefined> {
+  return {
+    env,
+    description,
+    secret: false,
+    defaultText: options.defaultText ?? '(none)',
+    read(text) {
+      if (text === undefined) return { value: undefined };
+      if (options.pattern !== undefined && !options.pattern.test(text)) {
+        return { problem: `"${text.slice(0, 64)}" is not ${options.hint ?? `of the form ${options.pattern.source}`}` };
+      }
+      return { value: text };
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { systemClock } from '../../../ports/clock.js';
+import { runCoreBankingContract } from '../contract/core-banking-contract.js';
+import { AirtelCoreBanking } from './airtel-core-banking.js';
+import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from './airtel-fixture.js';
+
+runCoreBankingContract({
+  name: 'airtel',
+  capabilities: { outgoingFlow: 'mobile-operator', nativeHolds: false },
+  barredReportedAs: 'barred',
+  wire: true,
+  async setup(seed) {
+    const fixture = await startAirtelFixture(seed);
+    const coreBanking = new AirtelCoreBanking(
+      {
+        baseUrl: fixture.url,
+        clientId: AIRTEL_FIXTURE_DEFAULTS.clientId,
+        clientSecret: AIRTEL_FIXTURE_DEFAULTS.clientSecret,
+        country: AIRTEL_FIXTURE_DEFAULTS.country,
+        currency: seed.currency,
+        pinEncrypted: AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+        dialingCode: AIRTEL_FIXTURE_DEFAULTS.dialingCode,
+        timeoutMs: 300,
+        connectTimeoutMs: 300,
+      },
+      { clock: systemClock },
+    );
+    return {
+      coreBanking,
+      books: fixture,
+      faults: fixture,
+      async close() {
+        await coreBanking.close();
+        await fixture.close();
+      },
+    };
+  },
+});

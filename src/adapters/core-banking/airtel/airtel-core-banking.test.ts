@@ -1,0 +1,270 @@
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../../ports/clock.js';
+import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../contract/core-banking-contract.js';
+import { JsonNumber } from '../contract/decimal-json.js';
+import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { AirtelCoreBanking } from './airtel-core-banking.js';
+import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture, type AirtelFixture, type AirtelFixtureOptions } from './airtel-fixture.js';
+import { readAirtelOptions, type AirtelOptions } from './airtel-options.js';
+import { airtelReference, readCallback, toAirtelMsisdn, toTransactionStatus } from './airtel-transform.js';
+
+class TestClock implements Clock {
+  #ms = Date.parse('2026-11-23T10:00:00.000Z');
+  now(): Date {
+    return new Date(this.#ms);
+  }
+  advanceSeconds(seconds: number): void {
+    this.#ms += seconds * 1000;
+  }
+}
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+
+const REF = '01JDV6M3AZ6XK1B0SPZ8Q4W2RA';
+const PAYEE_ID = PAYEE.idValue;
+
+function options(baseUrl: string, overrides: Partial<AirtelOptions> = {}): AirtelOptions {
+  return {
+    baseUrl,
+    clientId: AIRTEL_FIXTURE_DEFAULTS.clientId,
+    clientSecret: AIRTEL_FIXTURE_DEFAULTS.clientSecret,
+    country: 'ZM',
+    currency: 'ZMW',
+    pinEncrypted: AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+    dialingCode: '260',
+    timeoutMs: 500,
+    connectTimeoutMs: 500,
+    ...overrides,
+  };
+}
+
+async function start(fixtureOptions: Partial<AirtelFixtureOptions> = {}, overrides: Partial<AirtelOptions> = {}) {
+  const clock = new TestClock();
+  const airtel = await startAirtelFixture({ ...CONTRACT_SEED, clock, ...fixtureOptions });
+  const adapter = new AirtelCoreBanking(options(airtel.url, overrides), { clock });
+  closers.push(() => airtel.close(), () => adapter.close());
+  return { airtel, adapter, clock };
+}
+
+function commit(airtel: AirtelFixture, amount = '12.34') {
+  return { reference: REF, amount: { amount, currency: 'ZMW' }, payeeAccountId: airtel.accountIdOf(PAYEE_ID) };
+}
+
+describe('AirtelCoreBanking: the OAuth2 token', () => {
+  it('fetches one token for five calls, concurrent ones included', async () => {
+    const { airtel, adapter } = await start();
+    await Promise.all([1, 2, 3].map(() => adapter.lookupParty({ idType: 'MSISDN', idValue: PAYEE_ID })));
+    await adapter.health();
+    await adapter.transactionStatus(REF);
+    expect(airtel.tokenRequests()).toBe(1);
+    const bearers = new Set(airtel.requests.filter((request) => request.path !== '/auth/oauth2/token').map((request) => request.headers.authorization));
+    expect([...bearers]).toEqual(['Bearer fixture-token-1']);
+  });
+
+  it('refreshes the token before it expires, not after', async () => {
+    const { airtel, adapter, clock } = await start({ tokenLifetimeSeconds: 600 });
+    await adapter.health();
+    clock.advanceSeconds(539);
+    await adapter.health();
+    expect(airtel.tokenRequests()).toBe(1);
+    // 550 s: the first token still works at the institution, but is inside the last tenth of its life.
+    clock.advanceSeconds(11);
+    await adapter.health();
+    expect(airtel.tokenRequests()).toBe(2);
+    expect(airtel.requests.at(-1)?.headers.authorization).toBe('Bearer fixture-token-2');
+    clock.advanceSeconds(3600);
+    await adapter.health();
+    expect(airtel.tokenRequests()).toBe(3);
+  });
+
+  it('fetches a new token once when the institution revokes the current one', async () => {
+    const { airtel, adapter } = await start();
+    await adapter.health();
+    airtel.revokeTokens();
+    await adapter.health();
+    expect(airtel.tokenRequests()).toBe(2);
+  });
+
+  it('reports refused client credentials as an outage without the secret', async () => {
+    const { adapter } = await start({}, { clientSecret: 'wrong-secret-value' });
+    const error = await expectConnectorError(adapter.health(), 'InstitutionUnavailable', /credentials refused/);
+    expect(error.message).not.toContain('wrong-secret-value');
+  });
+});
+
+describe('AirtelCoreBanking: money', () => {
+  it('disburses with the encrypted PIN, a national MSISDN, our reference as id and the amount as an exact JSON number', async () => {
+    const { airtel, adapter } = await start();
+    await adapter.commit(commit(airtel, '12.34'));
+    const disbursement = airtel.requests.find((request) => request.method === 'POST' && request.path === '/standard/v2/disbursements/');
+    expect(disbursement?.body).toEqual({
+      payee: { msisdn: '971000001', wallet_type: 'NORMAL' },
+      reference: REF,
+      pin: AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+      transaction: { amount: new JsonNumber('12.34'), id: REF, type: 'B2C' },
+    });
+    expect(disbursement?.headers['x-country']).toBe('ZM');
+    expect(disbursement?.headers['x-currency']).toBe('ZMW');
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('62.34');
+  });
+
+  it('declines when the PIN is refused, and moves nothing', async () => {
+    const { airtel, adapter } = await start({}, { pinEncrypted: 'T3RoZXJFbmNyeXB0ZWRQSU4=' });
+    const error = await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeRejected', /DP00900001005/);
+    expect(error.message).not.toContain('T3RoZXJFbmNyeXB0ZWRQSU4=');
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('50');
+  });
+
+  it('checks the reservation against a wallet balance written with thousands separators', async () => {
+    const { airtel, adapter } = await start({ floatBalance: '1234567.5' });
+    await adapter.reserve(commit(airtel, '1234567.5'));
+    await expectConnectorError(adapter.reserve(commit(airtel, '1234567.51')), 'PayeeInsufficientLiquidity');
+    expect(airtel.floatBalance()).toBe('1234567.5');
+  });
+
+  it('fails a collection the payer cannot cover when approved, and moves nothing', async () => {
+    const { airtel, adapter } = await start();
+    expect(await adapter.collect({ reference: REF, amount: { amount: '200.01', currency: 'ZMW' }, payerId: `+${PAYER.idValue}` })).toEqual({ status: 'pending' });
+    airtel.approveCollection(REF);
+    expect(await adapter.transactionStatus(REF)).toBe('failed');
+    expect(await adapter.collect({ reference: REF, amount: { amount: '200.01', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'failed' });
+    expect(airtel.balanceOf(PAYER.idValue)).toBe('200');
+  });
+
+  it('posts Airtel\'s callback body when the subscriber answers', async () => {
+    const received: Array<{ method: string | undefined; body: unknown }> = [];
+    const listener = createServer((request, response) => {
+      let text = '';
+      request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      request.on('end', () => {
+        received.push({ method: request.method, body: JSON.parse(text) as unknown });
+        response.writeHead(200).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', () => resolve()));
+    closers.push(() => new Promise((resolve) => listener.close(() => resolve())));
+    const address = listener.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    const { airtel, adapter } = await start({ callbackUrl: `http://127.0.0.1:${address.port}/callback` });
+    await adapter.collect({ reference: REF, amount: { amount: '25', currency: 'ZMW' }, payerId: PAYER.idValue });
+    airtel.approveCollection(REF);
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]).toEqual({ method: 'PUT', body: { transaction: { id: REF, message: 'Paid', status_code: 'TS', airtel_money_id: 'MP00000001' } } });
+    expect(readCallback(received[0]?.body)).toEqual({ reference: REF, status: 'succeeded' });
+  });
+
+  it('refuses currencies other than the wallet\'s', async () => {
+    const { airtel, adapter } = await start();
+    await expectConnectorError(adapter.commit({ ...commit(airtel), amount: { amount: '1', currency: 'USD' } }), 'UnsupportedCurrency');
+  });
+});
+
+describe('AirtelCoreBanking: answers it does not know', () => {
+  /** A scripted Airtel: a token, then the given answer for each path. */
+  async function scripted(answers: Record<string, FixtureReply>) {
+    const handle = (request: FixtureRequest): FixtureReply => {
+      if (request.path === '/auth/oauth2/token') return { status: 200, body: { access_token: 't', expires_in: new JsonNumber('3600') } };
+      return answers[`${request.method} ${request.path}`] ?? { status: 500 };
+    };
+    const server = await startFixtureServer({ handle, isWrite: (request) => request.method === 'POST' });
+    const adapter = new AirtelCoreBanking(options(server.url), { clock: new TestClock() });
+    closers.push(() => server.close(), () => adapter.close());
+    return { server, adapter };
+  }
+  const notFound = { status: 200, body: { status: { code: '200', success: false, result_code: 'ESB000001', response_code: 'DP00900001015' } } };
+
+  it('treats an unrecognised disbursement response code as an unknown outcome', async () => {
+    const { adapter } = await scripted({
+      'GET /standard/v2/disbursements/REF-1': notFound,
+      'POST /standard/v2/disbursements/': { status: 200, body: { status: { code: '200', success: false, result_code: 'ESB000001', response_code: 'DP00900009999' } } },
+    });
+    await expectConnectorError(
+      adapter.commit({ reference: 'REF-1', amount: { amount: '1', currency: 'ZMW' }, payeeAccountId: '971000001' }),
+      'InstitutionTimeout',
+      /response code DP00900009999; outcome unknown/,
+    );
+  });
+
+  it('does not disburse again while an earlier disbursement is in progress', async () => {
+    const { server, adapter } = await scripted({
+      'GET /standard/v2/disbursements/REF-2': { status: 200, body: { data: { transaction: { id: 'REF-2', status: 'TIP' } }, status: { code: '200', success: true, response_code: 'DP00900001006' } } },
+    });
+    await expectConnectorError(adapter.commit({ reference: 'REF-2', amount: { amount: '1', currency: 'ZMW' }, payeeAccountId: '971000001' }), 'InstitutionTimeout', /not final/);
+    expect(server.requests.filter((request) => request.method === 'POST' && request.path !== '/auth/oauth2/token')).toEqual([]);
+  });
+
+  it('refuses a confirmation for another transaction id', async () => {
+    const { adapter } = await scripted({
+      'GET /standard/v2/disbursements/REF-3': notFound,
+      'POST /standard/v2/disbursements/': { status: 200, body: { data: { transaction: { id: 'REF-OTHER', status: 'TS' } }, status: { code: '200', success: true, response_code: 'DP00900001001' } } },
+    });
+    await expectConnectorError(
+      adapter.commit({ reference: 'REF-3', amount: { amount: '1', currency: 'ZMW' }, payeeAccountId: '971000001' }),
+      'InstitutionUnavailable',
+      /transaction.id differs from our reference/,
+    );
+  });
+});
+
+describe('airtel transformers', () => {
+  it('maps enquiry and callback codes exhaustively: unknown stays unknown', () => {
+    expect(['TS', 'TF', 'TA', 'TIP', 'TE', 'ts', undefined].map(toTransactionStatus)).toEqual(['succeeded', 'failed', 'pending', 'pending', 'unknown', 'unknown', 'unknown']);
+    expect(readCallback({ transaction: { id: 'X', status_code: 'TF' } })).toEqual({ reference: 'X', status: 'failed' });
+    expect(readCallback({ transaction: { id: 'X' } })).toBeUndefined();
+  });
+
+  it('takes the country code off MSISDNs', () => {
+    expect(toAirtelMsisdn('+260971000001', '260')).toBe('971000001');
+    expect(toAirtelMsisdn('260971000001', '260')).toBe('971000001');
+    expect(toAirtelMsisdn('0971000001', '260')).toBe('0971000001');
+    expect(toAirtelMsisdn('jane@example.org', '260')).toBeUndefined();
+    expect(airtelReference('3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b')).toBe('3f1c2a4e5b6d4e7f8a9b0c1d2e3f4a5b');
+  });
+});
+
+describe('readAirtelOptions', () => {
+  const complete = {
+    AIRTEL_BASE_URL: 'https://openapiuat.airtel.africa',
+    AIRTEL_CLIENT_ID: 'id',
+    AIRTEL_CLIENT_SECRET: 'secret',
+    AIRTEL_COUNTRY: 'UG',
+    AIRTEL_CURRENCY: 'UGX',
+    AIRTEL_PIN_ENCRYPTED: AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+  };
+
+  it('derives the calling code from the country', () => {
+    expect(readAirtelOptions(complete)).toEqual({
+      options: {
+        baseUrl: 'https://openapiuat.airtel.africa',
+        clientId: 'id',
+        clientSecret: 'secret',
+        country: 'UG',
+        currency: 'UGX',
+        pinEncrypted: AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+        dialingCode: '256',
+        timeoutMs: 30_000,
+        connectTimeoutMs: 5000,
+      },
+    });
+    expect(readAirtelOptions({ ...complete, AIRTEL_COUNTRY: 'FR' })).toEqual({
+      problems: ['AIRTEL_DIALING_CODE: required, since AIRTEL_COUNTRY FR has no known calling code'],
+    });
+  });
+
+  it('lists every problem at once and never shows the secrets', () => {
+    expect(readAirtelOptions({ AIRTEL_COUNTRY: 'Zambia', AIRTEL_CURRENCY: 'ZMK', AIRTEL_PIN_ENCRYPTED: '1234' })).toEqual({
+      problems: [
+        'AIRTEL_BASE_URL: required (set AIRTEL_BASE_URL)',
+        'AIRTEL_CLIENT_ID: required (set AIRTEL_CLIENT_ID)',
+        'AIRTEL_CLIENT_SECRET: required (set AIRTEL_CLIENT_SECRET)',
+        'AIRTEL_COUNTRY: "Zambia" is not an ISO 3166 alpha-2 code',
+        'AIRTEL_CURRENCY: "ZMK" is not an ISO 4217 currency code',
+        'AIRTEL_PIN_ENCRYPTED: is not base64 text (encrypt the PIN with Airtel\'s public key first) (value not shown)',
+      ],
+    });
+  });
+});

@@ -1,0 +1,296 @@
+import { request as httpRequest } from 'undici';
+import { systemClock, type Clock } from '../../../ports/clock.js';
+import { JsonNumber } from '../contract/decimal-json.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
+import type { FixtureInstitution } from '../contract/fixture-institution.js';
+import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { isRecord } from '../contract/wire-reader.js';
+import { COLLECTION_CODES, DISBURSEMENT_CODES } from './airtel-wire.js';
+
+/**
+ * A fixture Airtel Money on loopback: OAuth2 client-credentials tokens that expire, KYC,
+ * our disbursement wallet (the float) with its balance, B2C disbursements that check the
+ * encrypted PIN, USSD-push collections that wait for the subscriber, and the enquiries. Money
+ * moves between the wallet and subscribers' wallets, so the books' total never changes. When a
+ * collection ends, it posts Airtel's callback body to `callbackUrl` if one is set.
+ */
+
+export interface AirtelFixtureOptions extends FixtureSeed {
+  readonly host?: string;
+  readonly port?: number;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly pinEncrypted?: string;
+  readonly country?: string;
+  readonly dialingCode?: string;
+  /** Token lifetime, written as a string of digits as Airtel does. */
+  readonly tokenLifetimeSeconds?: number;
+  /** Time as the fixture sees it, for token expiry; share a test clock with the adapter. */
+  readonly clock?: Clock;
+  /** Where to post the callback when a collection ends (the connector's PUT /callback). */
+  readonly callbackUrl?: string;
+}
+
+export const AIRTEL_FIXTURE_DEFAULTS = {
+  clientId: 'connector-client',
+  clientSecret: 'connector-secret',
+  pinEncrypted: 'S2V5RW5jcnlwdGVkUElOMTIzNA==',
+  country: 'ZM',
+  dialingCode: '260',
+} as const;
+
+export interface AirtelFixture extends FixtureInstitution {
+  /** Token requests received so far. */
+  tokenRequests(): number;
+  /** Revokes every token, as Airtel may do before expiry. */
+  revokeTokens(): void;
+}
+
+interface Movement {
+  readonly id: string;
+  readonly kind: 'disbursement' | 'collection';
+  readonly subscriber: BookAccount;
+  readonly amountMinor: bigint;
+  readonly airtelMoneyId: string;
+  status: 'TS' | 'TF' | 'TIP';
+}
+
+export async function startAirtelFixture(options: AirtelFixtureOptions): Promise<AirtelFixture> {
+  const state = new AirtelInstitution(options);
+  const server = await startFixtureServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    handle: (request) => state.handle(request),
+    isWrite: (request) => request.method === 'POST' && request.path !== '/auth/oauth2/token',
+  });
+  const books = state.books;
+  return {
+    url: server.url,
+    requests: server.requests,
+    currency: books.currency,
+    accountIdOf: (idValue) => state.account(idValue).accountId,
+    balanceOf: (idValue) => books.balanceOf(idValue),
+    floatBalance: () => books.format(books.float.balanceMinor),
+    floatAvailable: () => books.format(books.available(books.float)),
+    total: () => books.total(),
+    seed: (accounts) => state.seed(accounts),
+    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
+    approveCollection: (reference) => state.settle(reference, true),
+    rejectCollection: (reference) => state.settle(reference, false),
+    tokenRequests: () => server.requests.filter((request) => request.path === '/auth/oauth2/token').length,
+    revokeTokens: () => state.revokeTokens(),
+    close: () => server.close(),
+  };
+}
+
+class AirtelInstitution {
+  readonly books: FixtureBooks;
+  readonly #settings: Required<Pick<AirtelFixtureOptions, 'clientId' | 'clientSecret' | 'pinEncrypted' | 'country' | 'dialingCode' | 'tokenLifetimeSeconds'>>;
+  readonly #clock: Clock;
+  readonly #callbackUrl: string | undefined;
+  readonly #tokens = new Map<string, number>();
+  readonly #movements = new Map<string, Movement>();
+  #nextToken = 1;
+  #nextMoneyId = 1;
+
+  constructor(options: AirtelFixtureOptions) {
+    this.books = new FixtureBooks(options.currency, options.floatBalance, 'WALLET');
+    this.#settings = {
+      clientId: options.clientId ?? AIRTEL_FIXTURE_DEFAULTS.clientId,
+      clientSecret: options.clientSecret ?? AIRTEL_FIXTURE_DEFAULTS.clientSecret,
+      pinEncrypted: options.pinEncrypted ?? AIRTEL_FIXTURE_DEFAULTS.pinEncrypted,
+      country: options.country ?? AIRTEL_FIXTURE_DEFAULTS.country,
+      dialingCode: options.dialingCode ?? AIRTEL_FIXTURE_DEFAULTS.dialingCode,
+      tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 3600,
+    };
+    this.#clock = options.clock ?? systemClock;
+    this.#callbackUrl = options.callbackUrl;
+    this.seed(options.accounts);
+  }
+
+  seed(accounts: readonly FixtureAccountSeed[]): void {
+    for (const seed of accounts) {
+      const national = seed.idValue.replace(/^\+/, '').replace(new RegExp(`^${this.#settings.dialingCode}`), '');
+      this.books.add(seed, national);
+    }
+  }
+
+  account(idValue: string): BookAccount {
+    const account = this.books.byIdValue(idValue);
+    if (account === undefined) throw new Error(`airtel fixture: no subscriber ${idValue}`);
+    return account;
+  }
+
+  revokeTokens(): void {
+    this.#tokens.clear();
+  }
+
+  handle(request: FixtureRequest): FixtureReply {
+    if (request.method === 'POST' && request.path === '/auth/oauth2/token') return this.token(request.body);
+    const expiresAt = this.#tokens.get((request.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (expiresAt === undefined || this.#clock.now().getTime() >= expiresAt) {
+      return { status: 401, body: { error: 'invalid_token', error_description: 'Access token expired or invalid' } };
+    }
+    if (request.headers['x-country'] !== this.#settings.country || request.headers['x-currency'] !== this.books.currency) {
+      return envelope(400, false, undefined, 'ESB000001', 'Mandatory request header missing or wrong: country, currency');
+    }
+    const [, scope, version, resource, id] = request.path.split('/');
+    const route = `${request.method} ${scope}/${version}/${resource}${id === undefined || id === '' ? '' : '/:id'}`;
+    switch (route) {
+      case 'GET standard/v1/users/:id':
+        return id === 'balance' ? this.balance() : this.kyc(id ?? '');
+      case 'POST standard/v2/disbursements':
+        return this.disburse(request.body);
+      case 'GET standard/v2/disbursements/:id':
+        return this.enquire(id ?? '', 'disbursement');
+      case 'POST merchant/v1/payments':
+        return this.collect(request.body);
+      case 'GET standard/v1/payments/:id':
+        return this.enquire(id ?? '', 'collection');
+      default:
+        return envelope(404, false, undefined, 'ESB000404', 'Unknown path');
+    }
+  }
+
+  token(body: unknown): FixtureReply {
+    const ok = isRecord(body) && body['grant_type'] === 'client_credentials' && body['client_id'] === this.#settings.clientId && body['client_secret'] === this.#settings.clientSecret;
+    if (!ok) return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed' } };
+    const token = `fixture-token-${this.#nextToken++}`;
+    this.#tokens.set(token, this.#clock.now().getTime() + this.#settings.tokenLifetimeSeconds * 1000);
+    return { status: 200, body: { token_type: 'bearer', access_token: token, expires_in: String(this.#settings.tokenLifetimeSeconds) } };
+  }
+
+  kyc(msisdn: string): FixtureReply {
+    const account = this.books.byAccountId(msisdn);
+    if (account?.seed === undefined) return envelope(404, false, undefined, 'ESB000008', 'User not found');
+    const data = {
+      first_name: account.seed.firstName,
+      last_name: account.seed.lastName,
+      msisdn: new JsonNumber(msisdn),
+      grade: 'SUBS',
+      is_barred: account.status === 'barred' || account.status === 'blocked',
+      is_pin_set: true,
+      registration: { status: 'SUBS' },
+    };
+    return envelope(200, true, data, 'ESB000010', 'SUCCESS');
+  }
+
+  balance(): FixtureReply {
+    const data = { balance: grouped(this.books.formatPadded(this.books.float.balanceMinor, 2)), currency: this.books.currency, account_status: 'ACTIVE' };
+    return envelope(200, true, data, 'ESB000010', 'SUCCESS');
+  }
+
+  disburse(body: unknown): FixtureReply {
+    const input = this.#input(body, ['payee', 'msisdn']);
+    if ('reply' in input) return input.reply;
+    const existing = this.#movements.get(input.id);
+    if (existing !== undefined) return this.#disbursementAnswer(existing);
+    if (!isRecord(body) || body['pin'] !== this.#settings.pinEncrypted) return disbursementFailure('DP00900001005', 'Incorrect PIN');
+    const payee = this.books.byAccountId(input.msisdn);
+    if (payee?.seed === undefined) return disbursementFailure(DISBURSEMENT_CODES.invalidMsisdn, 'Invalid MSISDN');
+    if (payee.status !== 'active') return disbursementFailure(DISBURSEMENT_CODES.payeeNotAllowed, 'Transaction not permitted to payee');
+    try {
+      this.books.move(this.books.float, payee, input.amountMinor);
+    } catch (failure) {
+      if (failure instanceof InsufficientFunds) return disbursementFailure(DISBURSEMENT_CODES.insufficientFunds, 'Insufficient balance');
+      throw failure;
+    }
+    const movement = this.#record(input.id, 'disbursement', payee, input.amountMinor, 'TS');
+    return this.#disbursementAnswer(movement);
+  }
+
+  collect(body: unknown): FixtureReply {
+    const input = this.#input(body, ['subscriber', 'msisdn']);
+    if ('reply' in input) return input.reply;
+    const existing = this.#movements.get(input.id);
+    if (existing !== undefined) return collectionAnswer(existing);
+    const payer = this.books.byAccountId(input.msisdn);
+    if (payer?.seed === undefined) return envelope(200, false, undefined, 'ESB000001', 'Invalid MSISDN', COLLECTION_CODES.invalidMsisdn);
+    if (payer.status !== 'active') return envelope(200, false, undefined, 'ESB000001', 'Not permitted', COLLECTION_CODES.payerNotAllowed);
+    return collectionAnswer(this.#record(input.id, 'collection', payer, input.amountMinor, 'TIP'));
+  }
+
+  /** The subscriber answers the USSD prompt. */
+  settle(reference: string, approved: boolean): void {
+    const movement = this.#movements.get(reference);
+    if (movement?.kind !== 'collection' || movement.status !== 'TIP') throw new Error(`airtel fixture: no collection waiting under ${reference}`);
+    if (approved && this.books.available(movement.subscriber) >= movement.amountMinor) {
+      this.books.move(movement.subscriber, this.books.float, movement.amountMinor);
+      movement.status = 'TS';
+    } else {
+      movement.status = 'TF';
+    }
+    if (this.#callbackUrl !== undefined) {
+      const callback = { transaction: { id: movement.id, message: movement.status === 'TS' ? 'Paid' : 'Declined', status_code: movement.status, airtel_money_id: movement.airtelMoneyId } };
+      // Like Airtel, the fixture does not wait for the connector to take the callback.
+      httpRequest(this.#callbackUrl, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(callback), headersTimeout: 5000, bodyTimeout: 5000 })
+        .then((response) => response.body.dump())
+        .catch(() => undefined);
+    }
+  }
+
+  enquire(id: string, kind: Movement['kind']): FixtureReply {
+    const movement = this.#movements.get(id);
+    if (movement?.kind !== kind) {
+      const notFound = kind === 'disbursement' ? DISBURSEMENT_CODES.notFound : COLLECTION_CODES.notFound;
+      return envelope(200, false, undefined, 'ESB000001', 'Transaction not found', notFound);
+    }
+    const data = { transaction: { id: movement.id, status: movement.status, message: movement.status, airtel_money_id: movement.airtelMoneyId } };
+    return envelope(200, true, data, 'ESB000010', 'SUCCESS', kind === 'disbursement' ? DISBURSEMENT_CODES.success : COLLECTION_CODES.success);
+  }
+
+  #disbursementAnswer(movement: Movement): FixtureReply {
+    const data = { transaction: { reference_id: `R${movement.airtelMoneyId}`, airtel_money_id: movement.airtelMoneyId, id: movement.id, status: movement.status, message: 'Paid' } };
+    return envelope(200, true, data, 'ESB000010', 'SUCCESS', DISBURSEMENT_CODES.success);
+  }
+
+  #record(id: string, kind: Movement['kind'], subscriber: BookAccount, amountMinor: bigint, status: Movement['status']): Movement {
+    const movement: Movement = { id, kind, subscriber, amountMinor, status, airtelMoneyId: `MP${String(this.#nextMoneyId++).padStart(8, '0')}` };
+    this.#movements.set(id, movement);
+    return movement;
+  }
+
+  /** Reads transaction.id, transaction.amount (a JSON number in major units) and the party's msisdn. */
+  #input(body: unknown, party: readonly [string, string]): { id: string; amountMinor: bigint; msisdn: string } | { reply: FixtureReply } {
+    const refuse = (message: string) => ({ reply: envelope(400, false, undefined, 'ESB000001', message) });
+    const transaction = isRecord(body) ? body['transaction'] : undefined;
+    const partyRecord = isRecord(body) ? body[party[0]] : undefined;
+    if (!isRecord(transaction) || !isRecord(partyRecord)) return refuse('Invalid request');
+    const { id, amount } = transaction;
+    const msisdn = partyRecord[party[1]];
+    if (typeof id !== 'string' || !(amount instanceof JsonNumber) || typeof msisdn !== 'string') return refuse('Invalid request');
+    if (msisdn.startsWith(this.#settings.dialingCode) && msisdn.length > 9) return refuse('Invalid MSISDN: country code must not be sent');
+    try {
+      return { id, amountMinor: this.books.minor(amount.text), msisdn };
+    } catch {
+      return refuse('Invalid amount');
+    }
+  }
+}
+
+function collectionAnswer(movement: Movement): FixtureReply {
+  const data = { transaction: { id: movement.id, status: 'Success.' } };
+  const code = movement.status === 'TIP' ? COLLECTION_CODES.inProgress : movement.status === 'TS' ? COLLECTION_CODES.success : COLLECTION_CODES.refused;
+  return envelope(200, movement.status !== 'TF', data, 'ESB000010', 'SUCCESS', code);
+}
+
+function disbursementFailure(responseCode: string, message: string): FixtureReply {
+  return envelope(200, false, undefined, 'ESB000001', message, responseCode);
+}
+
+function envelope(httpStatus: number, success: boolean, data: unknown, resultCode: string, message: string, responseCode?: string): FixtureReply {
+  return {
+    status: httpStatus,
+    body: {
+      ...(data === undefined ? {} : { data }),
+      status: { code: String(httpStatus), message, result_code: resultCode, ...(responseCode === undefined ? {} : { response_code: responseCode }), success },
+    },
+  };
+}
+
+/** "1234567.50" as "1,234,567.50", the way Airtel writes wallet balances. */
+function grouped(amount: string): string {
+  const [whole = '0', fraction] = amount.split('.');
+  const withCommas = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return fraction === undefined ? withCommas : `${withCommas}.${fraction}`;
+}

@@ -1,0 +1,194 @@
+import { ConnectorError } from '../../../domain/errors.js';
+import type { PartyId } from '../../../domain/identifiers.js';
+import type { InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
+import { JsonNumber } from '../contract/decimal-json.js';
+import { MalformedResponse, WireRecord, amountFromText, isRecord, optionalField } from '../contract/wire-reader.js';
+import {
+  COLLECTION_CODES,
+  DISBURSEMENT_CODES,
+  type AirtelBalance,
+  type AirtelEnvelopeStatus,
+  type AirtelSubscriber,
+  type AirtelToken,
+  type AirtelTransaction,
+} from './airtel-wire.js';
+
+/** Pure conversions between Airtel's wire and the port. */
+
+export function readToken(body: unknown): AirtelToken {
+  const token = WireRecord.of(body);
+  const accessToken = token.string('access_token');
+  if (accessToken === '') throw new MalformedResponse('body.access_token is empty');
+  // Airtel has written expires_in both as a number and as a string of digits.
+  const raw = token.values['expires_in'];
+  const text = raw instanceof JsonNumber ? raw.text : typeof raw === 'string' ? raw : undefined;
+  if (text === undefined || !/^[1-9][0-9]{0,6}$/.test(text)) throw new MalformedResponse('body.expires_in is not a positive number of seconds');
+  return { accessToken, expiresInSeconds: Number(text) };
+}
+
+export interface AirtelEnvelope {
+  readonly status: AirtelEnvelopeStatus;
+  readonly data: WireRecord | undefined;
+}
+
+export function readEnvelope(body: unknown): AirtelEnvelope {
+  const envelope = WireRecord.of(body);
+  const status = envelope.record('status');
+  return {
+    status: {
+      success: status.boolean('success'),
+      code: status.string('code'),
+      ...optionalField('resultCode', status.optionalString('result_code')),
+      ...optionalField('responseCode', status.optionalString('response_code')),
+    },
+    data: envelope.optionalRecord('data'),
+  };
+}
+
+export function readSubscriber(data: WireRecord | undefined): AirtelSubscriber {
+  if (data === undefined) throw new MalformedResponse('body.data is missing');
+  // msisdn has been written as a number too; only its digits matter.
+  const msisdn = data.values['msisdn'] instanceof JsonNumber ? data.integerText('msisdn') : data.string('msisdn');
+  return { msisdn, firstName: data.string('first_name'), lastName: data.string('last_name'), barred: data.boolean('is_barred') };
+}
+
+/** Airtel writes the balance as text, sometimes with thousands separators ("1,234.50"). */
+export function readBalance(data: WireRecord | undefined): AirtelBalance {
+  if (data === undefined) throw new MalformedResponse('body.data is missing');
+  const currency = data.string('currency');
+  const text = data.string('balance');
+  const ungrouped = /^[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?$/.test(text) ? text.replaceAll(',', '') : text;
+  return { currency, balance: amountFromText(ungrouped, data.at('balance'), currency) };
+}
+
+export function readTransaction(data: WireRecord | undefined): AirtelTransaction {
+  if (data === undefined) throw new MalformedResponse('body.data is missing');
+  const transaction = data.record('transaction');
+  return {
+    id: transaction.string('id'),
+    ...optionalField('status', transaction.optionalString('status')),
+    ...optionalField('airtelMoneyId', transaction.optionalString('airtel_money_id')),
+  };
+}
+
+/** Enquiry and callback status codes. TA (ambiguous) and TIP (in progress) are not final; anything else is unknown. */
+export function toTransactionStatus(status: string | undefined): InstitutionTransactionStatus {
+  switch (status) {
+    case 'TS':
+      return 'succeeded';
+    case 'TF':
+      return 'failed';
+    case 'TA':
+    case 'TIP':
+      return 'pending';
+    default:
+      return 'unknown';
+  }
+}
+
+/**
+ * Reads the body Airtel posts to the callback URL after a collection (spec: PUT /callback):
+ * the reference we gave as transaction id, and where it ended. For the outgoing-payments server.
+ */
+export function readCallback(body: unknown): { reference: string; status: InstitutionTransactionStatus } | undefined {
+  if (!isRecord(body) || !isRecord(body['transaction'])) return undefined;
+  const { id, status_code: statusCode } = body['transaction'];
+  if (typeof id !== 'string' || typeof statusCode !== 'string') return undefined;
+  return { reference: id, status: toTransactionStatus(statusCode) };
+}
+
+/**
+ * Airtel wants MSISDNs without the country code. Identifiers arrive in E.164 with an optional
+ * plus; the configured dialing code is taken off. A value that is not a phone number cannot be
+ * an Airtel subscriber.
+ */
+export function toAirtelMsisdn(idValue: string, dialingCode: string): string | undefined {
+  const digits = idValue.startsWith('+') ? idValue.slice(1) : idValue;
+  if (!/^[0-9]{6,15}$/.test(digits)) return undefined;
+  return digits.startsWith(dialingCode) && digits.length - dialingCode.length >= 6 ? digits.slice(dialingCode.length) : digits;
+}
+
+/** Airtel's `reference` field takes 4-64 letters and digits; our references are ULIDs or UUIDs. */
+export function airtelReference(reference: string): string {
+  return reference.replace(/[^0-9A-Za-z]/g, '').slice(0, 64).padEnd(4, '0');
+}
+
+export function toPartyDetails(id: PartyId, subscriber: AirtelSubscriber, currency: string): PartyDetails {
+  return {
+    idType: id.idType,
+    idValue: id.idValue,
+    ...optionalField('idSubValue', id.idSubValue),
+    accountId: subscriber.msisdn,
+    currency,
+    status: subscriber.barred ? 'barred' : 'active',
+    displayName: `${subscriber.firstName} ${subscriber.lastName}`.trim(),
+    firstName: subscriber.firstName,
+    lastName: subscriber.lastName,
+  };
+}
+
+/** What a disbursement answer means: done, not final, or a decline from the catalogue. */
+export type Outcome = { readonly kind: 'done' } | { readonly kind: 'not-final'; readonly code: string } | { readonly kind: 'declined'; readonly error: ConnectorError };
+
+/**
+ * A disbursement answer. `purpose` says whose money it is: a commit pays a payee from our float,
+ * a refund pays a payer back; a short float is a liquidity decline for the first and an outage to
+ * retry for the second (the refund has to happen).
+ */
+export function disbursementOutcome(status: AirtelEnvelopeStatus, purpose: 'commit' | 'refund'): Outcome {
+  const code = status.responseCode ?? 'none';
+  const declined = (name: ConnectorError['errorName'], what: string): Outcome => ({
+    kind: 'declined',
+    error: new ConnectorError(name, `airtel disbursement: ${code} ${what}`),
+  });
+  switch (code) {
+    case DISBURSEMENT_CODES.success:
+      return status.success ? { kind: 'done' } : { kind: 'not-final', code };
+    case DISBURSEMENT_CODES.ambiguous:
+    case DISBURSEMENT_CODES.inProgress:
+      return { kind: 'not-final', code };
+    case DISBURSEMENT_CODES.insufficientFunds:
+      return purpose === 'commit' ? declined('PayeeInsufficientLiquidity', 'wallet balance too low') : declined('InstitutionUnavailable', 'wallet cannot fund the refund now');
+    case DISBURSEMENT_CODES.payeeNotAllowed:
+      return purpose === 'commit' ? declined('PayeeBarred', 'payee may not receive') : declined('PayerRejected', 'payer may not receive');
+    case DISBURSEMENT_CODES.invalidMsisdn:
+      return declined('PartyNotFound', 'no such subscriber');
+    default:
+      if ((DISBURSEMENT_CODES.failed as readonly string[]).includes(code)) {
+        return purpose === 'commit' ? declined('PayeeRejected', 'failed') : declined('PayerRejected', 'failed');
+      }
+      return { kind: 'not-final', code };
+  }
+}
+
+/** A collection answer: the prompt is out (pending), it already ended, or it was refused at once. */
+export function collectionOutcome(status: AirtelEnvelopeStatus): { readonly status: InstitutionTransactionStatus } | { readonly error: ConnectorError } {
+  const code = status.responseCode ?? 'none';
+  const declined = (name: ConnectorError['errorName'], what: string) => ({ error: new ConnectorError(name, `airtel collection: ${code} ${what}`) });
+  switch (code) {
+    case COLLECTION_CODES.inProgress:
+      return { status: status.success ? 'pending' : 'unknown' };
+    case COLLECTION_CODES.success:
+      return { status: status.success ? 'succeeded' : 'unknown' };
+    case COLLECTION_CODES.ambiguous:
+      return { status: 'unknown' };
+    case COLLECTION_CODES.insufficientFunds:
+      return declined('PayerInsufficientFunds', 'payer balance too low');
+    case COLLECTION_CODES.refused:
+    case COLLECTION_CODES.payerNotAllowed:
+      return declined('PayerRejected', 'payer may not pay');
+    case COLLECTION_CODES.invalidMsisdn:
+      return declined('PartyNotFound', 'no such subscriber');
+    default:
+      if ((COLLECTION_CODES.failed as readonly string[]).includes(code)) return declined('PayerRejected', 'failed');
+      return { status: 'unknown' };
+  }
+}
+
+/** An enquiry answer: where our transaction stands, or not-found when Airtel never saw the id. */
+export function enquiryStatus(envelope: AirtelEnvelope, notFoundCode: string, reference: string): InstitutionTransactionStatus {
+  if (!envelope.status.success) return envelope.status.responseCode === notFoundCode ? 'not-found' : 'unknown';
+  const transaction = readTransaction(envelope.data);
+  if (transaction.id !== reference) throw new MalformedResponse('body.data.transaction.id differs from the reference asked about');
+  return toTransactionStatus(transaction.status);
+}

@@ -1,0 +1,95 @@
+/**
+ * The parts of Airtel Money's open API (openapi.airtel.africa) this adapter uses, as read from
+ * Airtel's public developer documentation. Nothing here leaves this folder.
+ *
+ *   POST /auth/oauth2/token                      client-credentials token
+ *   GET  /standard/v1/users/{msisdn}             KYC of a subscriber (name, barred flag)
+ *   GET  /standard/v1/users/balance              balance of our disbursement wallet
+ *   POST /standard/v2/disbursements/             pay a subscriber (B2C), with the encrypted PIN
+ *   GET  /standard/v2/disbursements/{id}         disbursement enquiry
+ *   POST /merchant/v1/payments/                  collection: USSD push asking a subscriber to pay
+ *   GET  /standard/v1/payments/{id}              collection enquiry
+ * Every call except the token carries `Authorization: Bearer`, `X-Country` and `X-Currency`.
+ * MSISDNs travel without the country code. Amounts are JSON numbers in major units.
+ * Business outcomes come back with HTTP 200 in the `status` envelope: `success`, and a
+ * `response_code` naming the outcome (DP008... collections, DP009... disbursements).
+ */
+
+export interface AirtelToken {
+  readonly accessToken: string;
+  readonly expiresInSeconds: number;
+}
+
+export interface AirtelEnvelopeStatus {
+  readonly success: boolean;
+  readonly code: string;
+  readonly resultCode?: string;
+  readonly responseCode?: string;
+}
+
+export interface AirtelSubscriber {
+  readonly msisdn: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly barred: boolean;
+}
+
+export interface AirtelBalance {
+  /** Decimal string, canonical for the currency. */
+  readonly balance: string;
+  readonly currency: string;
+}
+
+/** Transaction status codes of enquiries and callbacks. */
+export type AirtelTransactionStatus = 'TS' | 'TF' | 'TA' | 'TIP';
+
+export interface AirtelTransaction {
+  readonly id: string;
+  /** As written by Airtel; see toTransactionStatus for the ones the adapter recognises. */
+  readonly status?: string;
+  readonly airtelMoneyId?: string;
+}
+
+export interface AirtelDisbursementRequest {
+  readonly payee: { readonly msisdn: string; readonly wallet_type: 'NORMAL' };
+  readonly reference: string;
+  /** The PIN, RSA-encrypted with Airtel's public key, as configured (AIRTEL_PIN_ENCRYPTED). */
+  readonly pin: string;
+  readonly transaction: { readonly amount: unknown; readonly id: string; readonly type: 'B2C' };
+}
+
+export interface AirtelCollectionRequest {
+  readonly reference: string;
+  readonly subscriber: { readonly country: string; readonly currency: string; readonly msisdn: string };
+  readonly transaction: { readonly amount: unknown; readonly country: string; readonly currency: string; readonly id: string };
+}
+
+/** The body Airtel sends to the callback URL registered in its portal when a collection ends. */
+export interface AirtelCallback {
+  readonly transaction: { readonly id: string; readonly status_code: string; readonly message?: string; readonly airtel_money_id?: string };
+}
+
+/** Response codes the adapter recognises; any other code is an outcome it does not guess. */
+export const DISBURSEMENT_CODES = {
+  success: 'DP00900001001',
+  ambiguous: 'DP00900001000',
+  inProgress: 'DP00900001006',
+  insufficientFunds: 'DP00900001007',
+  payeeNotAllowed: 'DP00900001010',
+  invalidMsisdn: 'DP00900001012',
+  notFound: 'DP00900001015',
+  /** Failures that end the transaction: limits, amount out of range, refused, timed out, expired, ... */
+  failed: ['DP00900001003', 'DP00900001004', 'DP00900001005', 'DP00900001009', 'DP00900001011', 'DP00900001013', 'DP00900001014', 'DP00900001016'],
+} as const;
+
+export const COLLECTION_CODES = {
+  success: 'DP00800001001',
+  ambiguous: 'DP00800001000',
+  inProgress: 'DP00800001006',
+  insufficientFunds: 'DP00800001007',
+  refused: 'DP00800001008',
+  payerNotAllowed: 'DP00800001010',
+  invalidMsisdn: 'DP00800001012',
+  notFound: 'DP00800001025',
+  failed: ['DP00800001002', 'DP00800001003', 'DP00800001004', 'DP00800001005', 'DP00800001024', 'DP00800001029'],
+} as const;
