@@ -1,0 +1,143 @@
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
+import type { FixtureInstitution } from '../contract/fixture-institution.js';
+import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { isRecord } from '../contract/wire-reader.js';
+import type { MiniBankCustomerState, MiniBankRefusal } from './minibank-wire.js';
+
+/** MiniBank on loopback: wallets and a float in minor units, payments idempotent on Idempotency-Key. */
+
+export interface MiniBankFixtureOptions extends FixtureSeed {
+  readonly host?: string;
+  readonly port?: number;
+  readonly apiKey?: string;
+}
+
+export const MINIBANK_FIXTURE_API_KEY = 'minibank-test-key';
+
+interface Payment {
+  readonly key: string;
+  readonly to: BookAccount;
+  readonly amountMinor: bigint;
+  readonly state: 'BOOKED' | 'REJECTED';
+}
+
+export async function startMiniBankFixture(options: MiniBankFixtureOptions): Promise<FixtureInstitution> {
+  const bank = new MiniBank(options);
+  const server = await startFixtureServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    handle: (request) => bank.handle(request),
+    isWrite: (request) => request.method === 'POST',
+  });
+  const books = bank.books;
+  const noPrompts = (): never => {
+    throw new Error('minibank fixture: MiniBank has no payment prompts');
+  };
+  return {
+    url: server.url,
+    requests: server.requests,
+    currency: books.currency,
+    accountIdOf: (idValue) => bank.account(idValue).accountId,
+    balanceOf: (idValue) => books.balanceOf(idValue),
+    floatBalance: () => books.format(books.float.balanceMinor),
+    floatAvailable: () => books.format(books.available(books.float)),
+    total: () => books.total(),
+    seed: (accounts) => bank.seed(accounts),
+    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
+    approveCollection: noPrompts,
+    rejectCollection: noPrompts,
+    close: () => server.close(),
+  };
+}
+
+class MiniBank {
+  readonly books: FixtureBooks;
+  readonly #payments = new Map<string, Payment>();
+  readonly #apiKey: string;
+
+  constructor(options: MiniBankFixtureOptions) {
+    this.books = new FixtureBooks(options.currency, options.floatBalance, 'FLOAT');
+    this.#apiKey = options.apiKey ?? MINIBANK_FIXTURE_API_KEY;
+    this.seed(options.accounts);
+  }
+
+  seed(accounts: readonly FixtureAccountSeed[]): void {
+    for (const seed of accounts) this.books.add(seed, `W-${seed.idValue.slice(-6)}`);
+  }
+
+  account(idValue: string): BookAccount {
+    const account = this.books.byIdValue(idValue);
+    if (account === undefined) throw new Error(`minibank fixture: no wallet for ${idValue}`);
+    return account;
+  }
+
+  handle(request: FixtureRequest): FixtureReply {
+    if (request.headers['x-api-key'] !== this.#apiKey) return { status: 401, body: { error: 'bad key' } };
+    if (request.method === 'GET' && request.path === '/ping') return { status: 200, body: { ok: true } };
+    if (request.method === 'GET' && request.path === '/float') {
+      return { status: 200, body: { balance_minor: this.books.float.balanceMinor.toString(), ccy: this.books.currency } };
+    }
+    if (request.method === 'GET' && request.path === '/customers') return this.customers(request.query.get('msisdn') ?? '');
+    if (request.method === 'POST' && request.path === '/payments') return this.pay(request);
+    if (request.method === 'GET' && request.path.startsWith('/payments/')) {
+      const payment = this.#payments.get(decodeURIComponent(request.path.slice('/payments/'.length)));
+      return payment === undefined ? { status: 404, body: { error: 'no such payment' } } : { status: 200, body: this.#body(payment) };
+    }
+    return { status: 404, body: { error: 'no such route' } };
+  }
+
+  customers(msisdn: string): FixtureReply {
+    const account = this.books.byIdentifier('MSISDN', msisdn);
+    const customers = account?.seed === undefined ? [] : [{
+      ref: `C-${account.accountId}`,
+      given: account.seed.firstName,
+      family: account.seed.lastName,
+      state: customerState(account),
+      wallet: account.accountId,
+      ccy: this.books.currency,
+    }];
+    return { status: 200, body: { customers } };
+  }
+
+  pay(request: FixtureRequest): FixtureReply {
+    const key = request.headers['idempotency-key'];
+    const body = request.body;
+    if (typeof key !== 'string' || !isRecord(body) || body['from'] !== 'FLOAT' || typeof body['to'] !== 'string' || typeof body['amount_minor'] !== 'string' || !/^[1-9][0-9]*$/.test(body['amount_minor'])) {
+      return { status: 400, body: { error: 'bad request' } };
+    }
+    const existing = this.#payments.get(key);
+    if (existing !== undefined) return { status: 200, body: this.#body(existing) };
+    const to = this.books.byAccountId(body['to']);
+    const refused = (reason: MiniBankRefusal): FixtureReply => ({ status: 422, body: { reason } });
+    if (to?.seed === undefined) return refused('NO_WALLET');
+    if (body['ccy'] !== this.books.currency) return { status: 400, body: { error: 'bad currency' } };
+    const state = customerState(to);
+    if (state !== 'OPEN') return refused(state);
+    const amountMinor = BigInt(body['amount_minor']);
+    try {
+      this.books.move(this.books.float, to, amountMinor);
+    } catch (failure) {
+      if (failure instanceof InsufficientFunds) return refused('NSF');
+      throw failure;
+    }
+    const payment: Payment = { key, to, amountMinor, state: 'BOOKED' };
+    this.#payments.set(key, payment);
+    return { status: 201, body: this.#body(payment) };
+  }
+
+  #body(payment: Payment): unknown {
+    return { key: payment.key, to: payment.to.accountId, amount_minor: payment.amountMinor.toString(), ccy: this.books.currency, state: payment.state };
+  }
+}
+
+function customerState(account: BookAccount): MiniBankCustomerState {
+  switch (account.status) {
+    case 'active':
+      return 'OPEN';
+    case 'barred':
+    case 'blocked':
+      return 'FROZEN';
+    case 'closed':
+      return 'SHUT';
+  }
+}
