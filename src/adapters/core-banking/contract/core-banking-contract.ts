@@ -110,7 +110,8 @@ export function runCoreBankingContract(subject: ContractSubject): void {
     });
 
     describeLookups(subject, bank, books, onWire, faults);
-    describeReservations(bank, books, state, withHolds, withoutHolds, subject);
+    describeReservations(bank, books, withHolds, withoutHolds);
+    describeReservationEdges(bank, books, state, subject);
     const onWireWithHolds = capable(subject.wire && subject.capabilities.nativeHolds, 'needs a wire and native holds (reserve writes nothing otherwise)');
     describeFaultsOnMoney(bank, books, onWire, onWireWithHolds, faults);
     describeCustomerDebits(bank, books, collecting);
@@ -183,14 +184,7 @@ function describeLookups(
   });
 }
 
-function describeReservations(
-  bank: () => CoreBanking,
-  books: () => ContractBooks,
-  state: ContractState,
-  withHolds: Capable,
-  withoutHolds: Capable,
-  subject: ContractSubject,
-): void {
+function describeReservations(bank: () => CoreBanking, books: () => ContractBooks, withHolds: Capable, withoutHolds: Capable): void {
   const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
   const payeeAccount = () => books().accountIdOf(PAYEE.idValue);
 
@@ -246,7 +240,14 @@ function describeReservations(
       await expect(bank().release(REF.d)).resolves.toBeUndefined();
       expect(books().floatAvailable()).toBe('1000');
     });
+  });
+}
 
+function describeReservationEdges(bank: () => CoreBanking, books: () => ContractBooks, state: ContractState, subject: ContractSubject): void {
+  const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
+  const payeeAccount = () => books().accountIdOf(PAYEE.idValue);
+
+  describe('reserve and commit at the edges', () => {
     it('commit to a barred account declines and moves nothing', async () => {
       const barred = books().accountIdOf(BARRED.idValue);
       await bank().reserve({ reference: REF.a, amount: money('5'), payeeAccountId: barred });
