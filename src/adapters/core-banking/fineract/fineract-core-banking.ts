@@ -180,7 +180,9 @@ export class FineractCoreBanking implements CoreBanking {
   async #findSavings(externalId: string, idSubValue: string | undefined, operation: string): Promise<{ client: FineractClient; account: FineractSavingsSummary }> {
     const search = await this.#send({ operation, method: 'GET', path: `/clients?externalId=${encodeURIComponent(externalId)}&limit=2` });
     if (search.status >= 400) throw declineFor(operation, search.status, search.body, 'payee');
-    const clients = parse2xx(this.#http, search, readClientPage).filter((client) => client.externalId === undefined || client.externalId === externalId);
+    const clients = parse2xx(this.#http, search, readClientPage)
+      // Checked here too: a Fineract that ignored the filter would otherwise hand us someone else.
+      .filter((client) => client.externalId === externalId);
     const client = clients[0];
     if (client === undefined) throw new ConnectorError('PartyNotFound');
     if (clients.length > 1) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}: several clients share one external id`);
