@@ -1,0 +1,408 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InboundTransferState } from '../../domain/inbound-transfer.js';
+import type { NewTransfer, QuoteRecord, TransferRecord } from '../../ports/store.js';
+import { createTestDatabase } from '../../../test/support/postgres.js';
+import { connectorMigrations } from './connector-migrations.js';
+import { SqlInboundStore } from './inbound-store.js';
+import { PostgresDatabase } from './postgres-database.js';
+import type { AnySchema, SqlDatabase } from './sql-database.js';
+import { SqliteDatabase } from './sqlite-database.js';
+
+const T0 = '2026-11-23T10:00:00.000Z';
+
+function at(offsetMs: number): string {
+  return new Date(Date.parse(T0) + offsetMs).toISOString();
+}
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+
+function quote(quoteId: string, changes: Partial<QuoteRecord> = {}): QuoteRecord {
+  return {
+    quoteId,
+    transactionId: `tx-${quoteId}`,
+    requestHash: 'a1'.repeat(32),
+    amountType: 'SEND',
+    amount: '100.50',
+    currency: 'ZMW',
+    transferAmount: '101.51',
+    payeeReceiveAmount: '100.50',
+    fee: '1.01',
+    payeeIdType: 'MSISDN',
+    payeeIdValue: '260971234567',
+    payeeIdSubValue: null,
+    expiration: at(MINUTE),
+    payerKeys: ['CdtTrfTxInf.Dbtr.Nm', 'CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt'],
+    response: {
+      quoteId,
+      transactionId: `tx-${quoteId}`,
+      transferAmount: '101.51',
+      transferAmountCurrency: 'ZMW',
+      payeeReceiveAmount: '100.50',
+      payeeReceiveAmountCurrency: 'ZMW',
+      payeeFspFeeAmount: '1.01',
+      payeeFspFeeAmountCurrency: 'ZMW',
+      expiration: at(MINUTE),
+      extensionList: [{ key: 'CdtTrfTxInf.Cdtr.Nm', value: 'Jane Banda' }],
+    },
+    createdAt: T0,
+    ...changes,
+  };
+}
+
+function newTransfer(transferId: string, changes: Partial<NewTransfer> = {}): NewTransfer {
+  return {
+    transferId,
+    quoteId: `q-${transferId}`,
+    requestHash: 'b2'.repeat(32),
+    state: 'RECEIVED',
+    amountType: 'SEND',
+    transactionType: 'TRANSFER',
+    amount: '100.50',
+    currency: 'ZMW',
+    transferAmount: '101.51',
+    payeeReceiveAmount: '100.50',
+    payerIdType: 'MSISDN',
+    payerIdValue: '260977654321',
+    payeeIdType: 'ACCOUNT_ID',
+    payeeIdValue: '0001234567',
+    payeeIdSubValue: 'branch-9',
+    payeeAccountId: 'acc-0001234567',
+    createdAt: T0,
+    ...changes,
+  };
+}
+
+/** What a freshly inserted transfer reads back as. */
+function storedTransfer(transfer: NewTransfer): TransferRecord {
+  return {
+    ...transfer,
+    completedTimestamp: null,
+    notifiedState: null,
+    errorName: null,
+    errorMessage: null,
+    attempts: 0,
+    nextAttemptAt: null,
+    lastError: null,
+    needsAttention: false,
+    updatedAt: transfer.createdAt,
+  };
+}
+
+interface StoreTarget {
+  readonly database: SqlDatabase;
+  /** Removes what `open` created; called after the database is closed. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * What SqlInboundStore promises (src/ports/store.ts), checked the same way on every database
+ * it runs on. `open` returns an empty, unmigrated database.
+ */
+function describeInboundStoreContract(name: string, open: () => Promise<StoreTarget>): void {
+  describe(`SqlInboundStore on ${name}`, () => {
+    const context: { target?: StoreTarget; store?: SqlInboundStore } = {};
+    let now = new Date(T0);
+
+    function store(): SqlInboundStore {
+      if (context.store === undefined) throw new Error('the store was not opened');
+      return context.store;
+    }
+
+    beforeAll(async () => {
+      const target = await open();
+      context.target = target;
+      await target.database.migrate(connectorMigrations);
+      context.store = new SqlInboundStore(target.database, () => new Date(now.getTime()));
+    });
+
+    afterAll(async () => {
+      if (context.target === undefined) return;
+      await context.target.database.close();
+      await context.target.cleanup();
+    });
+
+    beforeEach(async () => {
+      now = new Date(T0);
+      await context.target?.database.transaction<AnySchema, void>(async (trx) => {
+        await trx.deleteFrom('inbound_transfers').execute();
+        await trx.deleteFrom('quotes').execute();
+      });
+    });
+
+    describe('quotes', () => {
+      it('stores a quote and reads it back unchanged', async () => {
+        const stored = quote('q-1');
+        expect(await store().insertQuote(stored)).toStrictEqual({ record: stored, created: true });
+        expect(await store().findQuote('q-1')).toStrictEqual(stored);
+      });
+
+      it('keeps a quote without extension list or with a sub-value as it was given', async () => {
+        const { extensionList: _dropped, ...response } = quote('q-2').response;
+        const stored = quote('q-2', { payeeIdSubValue: 'wallet-2', payerKeys: [], response });
+        await store().insertQuote(stored);
+        expect(await store().findQuote('q-2')).toStrictEqual(stored);
+      });
+
+      it('finds nothing for an unknown quote id', async () => {
+        expect(await store().findQuote('q-unknown')).toBeUndefined();
+      });
+
+      it('answers an insert of a known quote id with the stored quote and created=false', async () => {
+        const first = quote('q-3');
+        await store().insertQuote(first);
+        const retry = quote('q-3', { amount: '999.99', fee: '9.99', requestHash: 'ff'.repeat(32) });
+        expect(await store().insertQuote(retry)).toStrictEqual({ record: first, created: false });
+        expect(await store().findQuote('q-3')).toStrictEqual(first);
+      });
+    });
+
+    describe('transfers', () => {
+      it('stores a transfer with empty recovery bookkeeping', async () => {
+        const transfer = newTransfer('t-1');
+        const expected = storedTransfer(transfer);
+        expect(await store().insertTransfer(transfer)).toStrictEqual({ record: expected, created: true });
+        expect(await store().findTransfer('t-1')).toStrictEqual(expected);
+      });
+
+      it('finds nothing for an unknown transfer id', async () => {
+        expect(await store().findTransfer('t-unknown')).toBeUndefined();
+      });
+
+      it('answers an insert of a known transfer id with the stored transfer and created=false', async () => {
+        const first = newTransfer('t-2');
+        await store().insertTransfer(first);
+        const retry = newTransfer('t-2', { amount: '5.00', payeeReceiveAmount: '5.00', state: 'REJECTED' });
+        expect(await store().insertTransfer(retry)).toStrictEqual({ record: storedTransfer(first), created: false });
+      });
+
+      it('creates a transfer once when ten inserts of its id arrive together', async () => {
+        const attempts = Array.from({ length: 10 }, (_, index) => newTransfer('t-3', { amount: `${index + 1}.00` }));
+        const results = await Promise.all(attempts.map((transfer) => store().insertTransfer(transfer)));
+        const winners = results.filter((result) => result.created);
+        expect(winners).toHaveLength(1);
+        const winner = winners[0]?.record;
+        expect(results.map((result) => result.record)).toStrictEqual(results.map(() => winner));
+        expect(await store().findTransfer('t-3')).toStrictEqual(winner);
+      });
+    });
+
+    describe('transitionTransfer', () => {
+      it('moves a transfer from a listed state and records the changes and the time', async () => {
+        const transfer = newTransfer('t-10');
+        await store().insertTransfer(transfer);
+        now = new Date(at(5 * SECOND));
+        const reserved = await store().transitionTransfer('t-10', ['RECEIVED'], 'RESERVED', { completedTimestamp: at(4 * SECOND) });
+        const expected: TransferRecord = {
+          ...storedTransfer(transfer),
+          state: 'RESERVED',
+          completedTimestamp: at(4 * SECOND),
+          updatedAt: at(5 * SECOND),
+        };
+        expect(reserved).toStrictEqual(expected);
+        expect(await store().findTransfer('t-10')).toStrictEqual(expected);
+      });
+
+      it('leaves a transfer alone when its state is not listed', async () => {
+        const transfer = newTransfer('t-11', { state: 'RESERVED' });
+        await store().insertTransfer(transfer);
+        now = new Date(at(5 * SECOND));
+        const moved = await store().transitionTransfer('t-11', ['RECEIVED', 'RELEASING'], 'REJECTED', {
+          errorName: 'PAYEE_ACCOUNT_BARRED',
+          errorMessage: 'barred',
+        });
+        expect(moved).toBeUndefined();
+        expect(await store().findTransfer('t-11')).toStrictEqual(storedTransfer(transfer));
+      });
+
+      it('moves nothing for an unknown transfer id', async () => {
+        expect(await store().transitionTransfer('t-unknown', ['RECEIVED'], 'RESERVED')).toBeUndefined();
+      });
+
+      it('lets exactly one of 20 concurrent transitions of the same transfer win', async () => {
+        await store().insertTransfer(newTransfer('t-12', { state: 'RESERVED' }));
+        const targets: InboundTransferState[] = Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? 'COMMITTING' : 'RELEASING'));
+        const results = await Promise.all(
+          targets.map((to, index) => store().transitionTransfer('t-12', ['RESERVED'], to, { notifiedState: `notification-${index}` })),
+        );
+        const winners = results.flatMap((record, index) => (record === undefined ? [] : [{ record, index }]));
+        expect(winners).toHaveLength(1);
+        const winner = winners[0];
+        if (winner === undefined) throw new Error('no winner');
+        expect(winner.record.state).toBe(targets[winner.index]);
+        expect(winner.record.notifiedState).toBe(`notification-${winner.index}`);
+        expect(await store().findTransfer('t-12')).toStrictEqual(winner.record);
+      });
+
+      it('truncates a long error message to 256 characters', async () => {
+        await store().insertTransfer(newTransfer('t-13'));
+        const rejected = await store().transitionTransfer('t-13', ['RECEIVED'], 'REJECTED', {
+          errorName: 'PAYEE_ACCOUNT_BARRED',
+          errorMessage: 'x'.repeat(300),
+        });
+        expect(rejected?.errorName).toBe('PAYEE_ACCOUNT_BARRED');
+        expect(rejected?.errorMessage).toBe('x'.repeat(256));
+      });
+    });
+
+    describe('recordTransferAttempt', () => {
+      it('records the attempt without changing the state or the update time', async () => {
+        const transfer = newTransfer('t-20', { state: 'COMMITTING' });
+        await store().insertTransfer(transfer);
+        now = new Date(at(MINUTE));
+        await store().recordTransferAttempt('t-20', {
+          attempts: 3,
+          nextAttemptAt: at(2 * MINUTE),
+          lastError: 'e'.repeat(300),
+          needsAttention: true,
+        });
+        const expected: TransferRecord = {
+          ...storedTransfer(transfer),
+          attempts: 3,
+          nextAttemptAt: at(2 * MINUTE),
+          lastError: 'e'.repeat(256),
+          needsAttention: true,
+        };
+        expect(await store().findTransfer('t-20')).toStrictEqual(expected);
+
+        await store().recordTransferAttempt('t-20', { attempts: 4, nextAttemptAt: null, lastError: null, needsAttention: false });
+        expect(await store().findTransfer('t-20')).toStrictEqual({ ...storedTransfer(transfer), attempts: 4 });
+      });
+    });
+
+    describe('claimDueTransfers', () => {
+      const recoveryStates: InboundTransferState[] = ['COMMITTING', 'RELEASING'];
+      const claimAt = (offsetMs: number, limit = 10) => ({
+        states: recoveryStates,
+        now: at(offsetMs),
+        staleBefore: at(offsetMs - 4 * MINUTE),
+        leaseUntil: at(offsetMs + MINUTE),
+        limit,
+      });
+      const ids = (records: readonly TransferRecord[]) => records.map((record) => record.transferId);
+
+      /** At 5 minutes: two due (one stale, one whose retry time came), three not. */
+      async function seed(): Promise<void> {
+        await store().insertTransfer(newTransfer('stale', { state: 'COMMITTING', createdAt: at(0) }));
+        await store().insertTransfer(newTransfer('retry-due', { state: 'RELEASING', createdAt: at(10 * SECOND) }));
+        await store().recordTransferAttempt('retry-due', { attempts: 1, nextAttemptAt: at(4 * MINUTE) });
+        await store().insertTransfer(newTransfer('retry-later', { state: 'COMMITTING', createdAt: at(20 * SECOND) }));
+        await store().recordTransferAttempt('retry-later', { attempts: 1, nextAttemptAt: at(10 * MINUTE) });
+        await store().insertTransfer(newTransfer('recent', { state: 'COMMITTING', createdAt: at(3 * MINUTE) }));
+        await store().insertTransfer(newTransfer('other-state', { state: 'RESERVED', createdAt: at(0) }));
+      }
+
+      it('claims the due transfers in the listed states, oldest update first', async () => {
+        await seed();
+        const claimed = await store().claimDueTransfers(claimAt(5 * MINUTE));
+        expect(ids(claimed)).toStrictEqual(['stale', 'retry-due']);
+        expect(claimed[1]).toStrictEqual({
+          ...storedTransfer(newTransfer('retry-due', { state: 'RELEASING', createdAt: at(10 * SECOND) })),
+          attempts: 1,
+          nextAttemptAt: at(4 * MINUTE),
+        });
+      });
+
+      it('takes at most `limit` transfers', async () => {
+        await seed();
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE, 1)))).toStrictEqual(['stale']);
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE, 1)))).toStrictEqual(['retry-due']);
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE, 1)))).toStrictEqual([]);
+      });
+
+      it('does not claim a leased transfer again before its lease expires', async () => {
+        await seed();
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE)))).toStrictEqual(['stale', 'retry-due']);
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE + 59 * SECOND)))).toStrictEqual([]);
+        expect(ids(await store().claimDueTransfers(claimAt(6 * MINUTE)))).toStrictEqual(['stale', 'retry-due']);
+      });
+
+      it('releases the lease when an attempt is recorded or the transfer moves', async () => {
+        await seed();
+        await store().claimDueTransfers(claimAt(5 * MINUTE));
+        await store().recordTransferAttempt('stale', { attempts: 1, nextAttemptAt: at(5 * MINUTE) });
+        now = new Date(at(5 * SECOND));
+        await store().transitionTransfer('retry-due', ['RELEASING'], 'RELEASING');
+        expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE + SECOND)))).toStrictEqual(['stale', 'retry-due']);
+      });
+
+      it('never gives the same transfer to two of four concurrent claimers', async () => {
+        const all = Array.from({ length: 40 }, (_, index) => `due-${String(index).padStart(2, '0')}`);
+        for (const [index, transferId] of all.entries()) {
+          await store().insertTransfer(newTransfer(transferId, { state: 'COMMITTING', createdAt: at(index) }));
+        }
+        const claimer = async (): Promise<string[]> => {
+          const mine: string[] = [];
+          for (;;) {
+            const batch = await store().claimDueTransfers(claimAt(10 * MINUTE, 3));
+            if (batch.length === 0) return mine;
+            mine.push(...ids(batch));
+          }
+        };
+        const claims = await Promise.all([claimer(), claimer(), claimer(), claimer()]);
+        const everything = claims.flat();
+        expect(everything).toHaveLength(40);
+        expect([...everything].sort()).toStrictEqual(all);
+      });
+    });
+  });
+}
+
+describeInboundStoreContract('SQLite', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'cc-inbound-store-'));
+  return {
+    database: new SqliteDatabase(join(directory, 'connector.db')),
+    async cleanup() {
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+});
+
+describeInboundStoreContract('PostgreSQL', async () => {
+  const testDatabase = await createTestDatabase();
+  return {
+    database: new PostgresDatabase({ url: testDatabase.url, poolMax: 8 }),
+    cleanup: () => testDatabase.drop(),
+  };
+});
+
+describe('SqlInboundStore on two PostgreSQL replicas', () => {
+  it('never gives the same transfer to claimers in different processes', async () => {
+    const testDatabase = await createTestDatabase();
+    const replicas = [new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }), new PostgresDatabase({ url: testDatabase.url, poolMax: 4 })];
+    try {
+      await Promise.all(replicas.map((replica) => replica.migrate(connectorMigrations)));
+      const stores = replicas.map((replica) => new SqlInboundStore(replica, () => new Date(T0)));
+      const [first] = stores;
+      if (first === undefined) throw new Error('no store');
+      const all = Array.from({ length: 60 }, (_, index) => `due-${String(index).padStart(2, '0')}`);
+      for (const [index, transferId] of all.entries()) {
+        await first.insertTransfer(newTransfer(transferId, { state: 'RELEASING', createdAt: at(index) }));
+      }
+      const claimer = async (store: SqlInboundStore): Promise<string[]> => {
+        const mine: string[] = [];
+        for (;;) {
+          const batch = await store.claimDueTransfers({
+            states: ['RELEASING'],
+            now: at(10 * MINUTE),
+            staleBefore: at(5 * MINUTE),
+            leaseUntil: at(11 * MINUTE),
+            limit: 4,
+          });
+          if (batch.length === 0) return mine;
+          mine.push(...batch.map((record) => record.transferId));
+        }
+      };
+      const claims = await Promise.all(stores.flatMap((store) => [claimer(store), claimer(store), claimer(store)]));
+      const everything = claims.flat();
+      expect(everything).toHaveLength(60);
+      expect([...everything].sort()).toStrictEqual(all);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+      await testDatabase.drop();
+    }
+  });
+});

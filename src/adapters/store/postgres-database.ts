@@ -1,0 +1,214 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Logger } from '../../ports/logger.js';
+import { applyMigrations, ping } from './migrator.js';
+import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+
+export interface PostgresDatabaseOptions {
+  /** postgres:// URL. It may carry a password, so it is never logged or put in an error. */
+  readonly url: string;
+  /** The most connections this process opens; each concurrent transaction holds one. */
+  readonly poolMax: number;
+  /** Longest wait for a new connection or, when the pool is full, for a free one. */
+  readonly connectionTimeoutMs?: number | undefined;
+  /** An unused connection is closed after this long. */
+  readonly idleTimeoutMs?: number | undefined;
+  /** The server cancels any statement running longer than this. */
+  readonly statementTimeoutMs?: number | undefined;
+  /**
+   * The client gives up on an answer after this long, for a server or network that has gone
+   * silent. Longer than `statementTimeoutMs`, so that a slow statement is normally cancelled by
+   * the server first and the connection stays usable.
+   */
+  readonly queryTimeoutMs?: number | undefined;
+  /** The server ends a session left inside a transaction without a statement for this long. */
+  readonly idleInTransactionTimeoutMs?: number | undefined;
+  /** Longest wait at start-up for another replica that is migrating the same database. */
+  readonly migrationLockWaitMs?: number | undefined;
+  /** Receives failures of idle pooled connections (server restart, terminated session). */
+  readonly logger?: Logger | undefined;
+}
+
+export const POSTGRES_DEFAULTS = {
+  connectionTimeoutMs: 5_000,
+  idleTimeoutMs: 30_000,
+  statementTimeoutMs: 10_000,
+  queryTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 60_000,
+  migrationLockWaitMs: 120_000,
+} as const;
+
+/**
+ * Key of the transaction-level advisory lock held while migrating: the ASCII bytes of
+ * "ccmigrat" read as a 64-bit integer. Every replica of the connector uses the same key.
+ */
+const MIGRATION_LOCK_KEY = '7161688131923763572';
+const MIGRATION_LOCK_FIRST_POLL_MS = 20;
+const MIGRATION_LOCK_MAX_POLL_MS = 500;
+
+/**
+ * PostgreSQL through a `pg` pool. Each `transaction` call is one READ COMMITTED transaction on
+ * its own pooled connection; there is no grouping as on SQLite, because the server commits
+ * concurrent transactions in parallel and several replicas may share the database.
+ *
+ * Types as `pg` returns them: `integer` columns as numbers, `bigint` and `numeric` as strings
+ * (never narrowed to a JS number here), `boolean` as booleans.
+ */
+export class PostgresDatabase implements SqlDatabase {
+  readonly dialect = 'postgres' as const;
+  readonly #db: Kysely<AnySchema>;
+  readonly #migrationLockWaitMs: number;
+  readonly #closeWaitMs: number;
+  /** Connections whose socket is still open, so that `close` can wait for them. */
+  readonly #connections = new Set<pg.PoolClient>();
+  #closed = false;
+
+  constructor(options: PostgresDatabaseOptions) {
+    const settings = checkedSettings(options);
+    this.#migrationLockWaitMs = settings.migrationLockWaitMs;
+    this.#closeWaitMs = settings.connectionTimeoutMs;
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolMax,
+      connectionTimeoutMillis: settings.connectionTimeoutMs,
+      idleTimeoutMillis: settings.idleTimeoutMs,
+      statement_timeout: settings.statementTimeoutMs,
+      query_timeout: settings.queryTimeoutMs,
+      idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
+      application_name: 'core-connector',
+      keepAlive: true,
+    });
+    // An idle pooled connection that fails is dropped by the pool and replaced on the next
+    // checkout; without a listener, Node would treat the event as an uncaught exception.
+    const logger = options.logger;
+    pool.on('error', (error: Error) => {
+      const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
+      const bindings = { store: 'postgres', code, reason: error.message };
+      if (logger === undefined) process.stderr.write(`idle PostgreSQL connection failed: ${JSON.stringify(bindings)}\n`);
+      else logger.warn(bindings, 'idle PostgreSQL connection failed; the pool replaces it');
+    });
+    pool.on('connect', (client) => {
+      this.#connections.add(client);
+      client.once('end', () => this.#connections.delete(client));
+    });
+    this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
+  }
+
+  reader<S>(): Kysely<S> {
+    return this.#db as unknown as Kysely<S>;
+  }
+
+  async transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    return this.#db
+      .transaction()
+      .setIsolationLevel('read committed')
+      .execute((trx) => work(trx as unknown as Kysely<S>));
+  }
+
+  /**
+   * Applies all pending migrations in one transaction that first takes an advisory lock, so
+   * replicas starting together take turns: the first applies the migrations and commits, the
+   * next finds them recorded and applies nothing. DDL is transactional in PostgreSQL, so a
+   * failing migration leaves the schema as it was. A migration must therefore be able to run
+   * inside a transaction (no CREATE INDEX CONCURRENTLY).
+   */
+  async migrate(migrations: readonly Migration[]): Promise<void> {
+    this.#assertOpen();
+    await this.#db
+      .transaction()
+      .setIsolationLevel('read committed')
+      .execute(async (trx) => {
+        await this.#takeMigrationLock(trx);
+        await applyMigrations(trx, migrations, (work) => work(trx));
+      });
+  }
+
+  /**
+   * Polls for the lock rather than blocking on it, so that the wait has its own limit instead
+   * of the statement timeout meant for ordinary queries.
+   */
+  async #takeMigrationLock(trx: Kysely<AnySchema>): Promise<void> {
+    const deadline = Date.now() + this.#migrationLockWaitMs;
+    let pollMs = MIGRATION_LOCK_FIRST_POLL_MS;
+    for (;;) {
+      const result = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${MIGRATION_LOCK_KEY}::bigint) as locked`.execute(trx);
+      if (result.rows[0]?.locked === true) return;
+      const leftMs = deadline - Date.now();
+      if (leftMs <= 0) {
+        throw new Error(`waited ${this.#migrationLockWaitMs} ms for another replica to finish migrating the database`);
+      }
+      await sleep(Math.min(pollMs, leftMs));
+      pollMs = Math.min(pollMs * 2, MIGRATION_LOCK_MAX_POLL_MS);
+    }
+  }
+
+  /** Healthy when a pooled connection answers and the server accepts writes (not a standby). */
+  async health(): Promise<void> {
+    this.#assertOpen();
+    await ping(this.#db);
+    const result = await sql<{ in_recovery: boolean }>`select pg_is_in_recovery() as in_recovery`.execute(this.#db);
+    const inRecovery = result.rows[0]?.in_recovery;
+    if (inRecovery !== false) throw new Error('PostgreSQL server is a read-only standby (in recovery)');
+  }
+
+  /**
+   * Waits for the transactions under way, then closes every connection. The pool's own `end`
+   * resolves before the sockets are closed; waiting for them means that, once this resolves,
+   * the server no longer counts this process's sessions.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#db.destroy();
+    // A connection still in the set has not ended yet (the set drops it on 'end'), and no event
+    // can arrive between reading the set and listening, so none of these waits is missed.
+    const ended = Promise.all(
+      [...this.#connections].map((client) => new Promise<void>((resolve) => client.once('end', () => resolve()))),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed out'), this.#closeWaitMs);
+    });
+    try {
+      const outcome = await Promise.race([ended.then(() => 'ended' as const), timedOut]);
+      if (outcome === 'timed out') {
+        throw new Error(`${this.#connections.size} PostgreSQL connections still open ${this.#closeWaitMs} ms after close`);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('database is closed');
+  }
+}
+
+type Settings = { -readonly [Name in keyof typeof POSTGRES_DEFAULTS]: number };
+
+/** Options come from configuration; a nonsensical limit is refused rather than passed to `pg`. */
+function checkedSettings(options: PostgresDatabaseOptions): Settings {
+  const settings: Settings = {
+    connectionTimeoutMs: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs ?? POSTGRES_DEFAULTS.idleTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    queryTimeoutMs: options.queryTimeoutMs ?? POSTGRES_DEFAULTS.queryTimeoutMs,
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? POSTGRES_DEFAULTS.idleInTransactionTimeoutMs,
+    migrationLockWaitMs: options.migrationLockWaitMs ?? POSTGRES_DEFAULTS.migrationLockWaitMs,
+  };
+  const problems: string[] = [];
+  if (!Number.isSafeInteger(options.poolMax) || options.poolMax < 1) problems.push(`poolMax ${options.poolMax} is not a positive integer`);
+  for (const [name, value] of Object.entries(settings)) {
+    if (!Number.isSafeInteger(value) || value < 1) problems.push(`${name} ${value} is not a positive integer`);
+  }
+  if (settings.queryTimeoutMs <= settings.statementTimeoutMs) {
+    problems.push(`queryTimeoutMs ${settings.queryTimeoutMs} must exceed statementTimeoutMs ${settings.statementTimeoutMs}`);
+  }
+  if (!/^postgres(ql)?:\/\//.test(options.url) || !URL.canParse(options.url)) {
+    problems.push('url is not a postgres:// URL');
+  }
+  if (problems.length > 0) throw new Error(`invalid PostgreSQL options: ${problems.join('; ')}`);
+  return settings;
+}
