@@ -59,6 +59,11 @@ function quoteBody(): Record<string, unknown> {
   };
 }
 
+/** autocannon's per-connection context, which this file fills itself. */
+function bag(context: object): Record<string, unknown> {
+  return context as Record<string, unknown>;
+}
+
 /** One connection loops: quote, then a transfer built from the quote answer, then the commit. */
 function lifecycleRequests(): autocannon.Request[] {
   return [
@@ -68,11 +73,11 @@ function lifecycleRequests(): autocannon.Request[] {
       headers: json,
       setupRequest: (req, context) => {
         const body = quoteBody();
-        context['quoteBody'] = body;
+        bag(context)['quoteBody'] = body;
         return { ...req, body: JSON.stringify(body) };
       },
       onResponse: (status, body, context) => {
-        if (status === 200) context['quoteAnswer'] = JSON.parse(body) as unknown;
+        if (status === 200) bag(context)['quoteAnswer'] = JSON.parse(body) as unknown;
       },
     },
     {
@@ -80,11 +85,11 @@ function lifecycleRequests(): autocannon.Request[] {
       path: '/transfers',
       headers: json,
       setupRequest: (req, context) => {
-        const quote = context['quoteBody'] as Record<string, unknown>;
-        const answer = context['quoteAnswer'] as Record<string, unknown> | undefined;
+        const quote = bag(context)['quoteBody'] as Record<string, unknown>;
+        const answer = bag(context)['quoteAnswer'] as Record<string, unknown> | undefined;
         if (answer === undefined) return undefined as unknown as autocannon.Request;
         const transferId = randomUUID();
-        context['transferId'] = transferId;
+        bag(context)['transferId'] = transferId;
         return {
           ...req,
           body: JSON.stringify({
@@ -106,7 +111,7 @@ function lifecycleRequests(): autocannon.Request[] {
       headers: json,
       setupRequest: (req, context) => ({
         ...req,
-        path: `/transfers/${String(context['transferId'])}`,
+        path: `/transfers/${String(bag(context)['transferId'])}`,
         body: JSON.stringify({ currentState: 'COMPLETED', direction: 'INBOUND' }),
       }),
     },

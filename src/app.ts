@@ -6,7 +6,8 @@ import { InboundSettlement } from './aggregate/inbound-settlement.js';
 import { InboundRecovery, RecoveryLoop } from './aggregate/recovery.js';
 import { connectorMigrations } from './adapters/store/connector-migrations.js';
 import { SqlInboundStore } from './adapters/store/inbound-store.js';
-import { SqliteDatabase } from './adapters/store/sqlite-database.js';
+import { openDatabase } from './adapters/store/open-database.js';
+import { createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
 import type { SqlDatabase } from './adapters/store/sql-database.js';
 import { SdkClient } from './adapters/switch/sdk-client.js';
 import {
@@ -52,7 +53,7 @@ export interface App {
 /** The composition root's work, apart from reading the environment and process signals. */
 export async function buildApp(config: Config, logger: Logger, overrides: AppOverrides = {}): Promise<App> {
   const clock = overrides.clock ?? systemClock;
-  const database = overrides.database ?? (await openDatabase(config));
+  const database = overrides.database ?? (await openDatabase(config.store, logger));
   await database.migrate([...connectorMigrations, ...sandboxMigrations]);
 
   const { coreBanking: baseCoreBanking, sandbox } = await createCoreBanking(config, database, clock, logger);
@@ -110,14 +111,10 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       await loop.stop();
       await incomingServer.close();
       await sdkClient.close();
+      await coreBanking.close?.();
       await database.close();
     },
   };
-}
-
-async function openDatabase(config: Config): Promise<SqlDatabase> {
-  if (config.store.kind === 'sqlite') return new SqliteDatabase(config.store.location);
-  throw new Error('DATABASE_URL: PostgreSQL support is not wired in this build');
 }
 
 async function createCoreBanking(
@@ -126,7 +123,9 @@ async function createCoreBanking(
   clock: Clock,
   logger: Logger,
 ): Promise<{ coreBanking: CoreBanking; sandbox: SandboxLedger | undefined }> {
-  if (config.cbsAdapter !== 'sandbox') throw new Error(`CBS_ADAPTER: unknown adapter "${config.cbsAdapter}"`);
+  if (config.coreBanking.adapter !== 'sandbox') {
+    return { coreBanking: createHttpCoreBanking(config.coreBanking, { clock }), sandbox: undefined };
+  }
   const ledger = new SandboxLedger(database, () => clock.now());
   const accounts =
     config.sandboxAccountsFile === undefined

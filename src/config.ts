@@ -2,6 +2,7 @@ import { isCurrencyCode } from './domain/currencies.js';
 import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
 import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
+import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
 
 /**
  * All settings, read from environment variables (main.ts also loads an optional .env file).
@@ -32,6 +33,8 @@ export interface Config {
   readonly store: StoreConfig;
   readonly apiType: ApiType;
   readonly cbsAdapter: string;
+  /** The chosen institution adapter's own settings, checked with everything else. */
+  readonly coreBanking: AdapterOptions;
   readonly sandboxAccountsFile: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly bodyLimitBytes: number;
@@ -116,6 +119,7 @@ export function loadConfig(env: Env): Config {
     store: readStore(read, problems),
     apiType,
     cbsAdapter: read.string('CBS_ADAPTER', 'sandbox'),
+    coreBanking: readCoreBanking(read.string('CBS_ADAPTER', 'sandbox'), env, problems),
     sandboxAccountsFile: read.optional('SANDBOX_ACCOUNTS_FILE'),
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65_536, 1024, 10_485_760),
@@ -139,6 +143,15 @@ export function loadConfig(env: Env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function readCoreBanking(name: string, env: Env, problems: string[]): AdapterOptions {
+  const read = readAdapterOptions(name, env);
+  if ('problems' in read) {
+    problems.push(...read.problems);
+    return { adapter: 'sandbox' };
+  }
+  return read.options;
 }
 
 function readStore(read: Reader, problems: string[]): StoreConfig {

@@ -1,0 +1,42 @@
+import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
+import { startHarness, type Harness } from './harness.js';
+
+export { startHarness, type Harness };
+
+type DemoCustomer = (typeof demoAccounts.customers)[number];
+
+/** The first demo customer matching `predicate` (the demo set is documented in the sandbox README). */
+export function customerWith(predicate: (customer: DemoCustomer) => boolean): DemoCustomer {
+  const found = demoAccounts.customers.find((customer) => customer.idType === 'MSISDN' && predicate(customer));
+  if (found === undefined) throw new Error('no demo customer matches');
+  return found;
+}
+
+export interface AccountFigures {
+  readonly balance: string;
+  readonly held: string;
+}
+
+export interface Balances {
+  readonly float: AccountFigures;
+  of(accountId: string): AccountFigures;
+}
+
+/** Every sandbox balance, after checking that the ledger conserves money. */
+export async function balances(h: Harness): Promise<Balances> {
+  const ledger = h.app.sandbox;
+  if (ledger === undefined) throw new Error('not running on the sandbox');
+  const check = await ledger.conservationCheck();
+  if (!check.ok) throw new Error(`sandbox ledger does not conserve money: ${JSON.stringify(check)}`);
+  const all = await ledger.balances();
+  const figures = (accountId: string): AccountFigures => {
+    const account = all.find((candidate) => candidate.accountId === accountId);
+    if (account === undefined) throw new Error(`no sandbox account ${accountId}`);
+    return { balance: account.balance, held: account.held };
+  };
+  return { float: figures(demoAccounts.float.accountId), of: figures };
+}
+
+export function accountOf(customer: DemoCustomer): string {
+  return customer.accountId;
+}
