@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
+import { addMoney } from '../../../domain/money.js';
 import type { CoreBanking, CoreBankingCapabilities } from '../../../ports/core-banking.js';
 import type { FixtureSeed } from './fixture-books.js';
-import type { FixtureInstitution } from './fixture-institution.js';
 import type { Fault, FaultTarget } from './fixture-server.js';
 
 /**
@@ -13,11 +13,29 @@ import type { Fault, FaultTarget } from './fixture-server.js';
  * the test's title, never silently.
  */
 
-/** What the suite reads back from the institution's books. */
-export type ContractBooks = Pick<
-  FixtureInstitution,
-  'accountIdOf' | 'balanceOf' | 'floatBalance' | 'floatAvailable' | 'total' | 'approveCollection' | 'rejectCollection'
->;
+/**
+ * What the suite reads back from the institution's books, as decimal strings. Fixtures answer at
+ * once; the sandbox reads its database, hence the promises.
+ */
+export interface ContractBooks {
+  /** The institution's own reference for the account behind an identifier (PartyDetails.accountId). */
+  accountIdOf(idValue: string): string | Promise<string>;
+  balanceOf(idValue: string): string | Promise<string>;
+  floatBalance(): string | Promise<string>;
+  floatAvailable(): string | Promise<string>;
+  /** The account customer debits land in and refunds are paid from (the float, or a settlement account). */
+  settlementBalance(): string | Promise<string>;
+  /** Sum of every balance on the books. */
+  total(): string | Promise<string>;
+  /** The customer approves / declines the payment prompt of a collection. */
+  approveCollection(reference: string): void | Promise<void>;
+  rejectCollection(reference: string): void | Promise<void>;
+  /**
+   * Bank flow: the customer channel debits the customer itself, at the institution and outside
+   * the connector (spec: outgoing rule 2), under `reference`; a refund later pays it back.
+   */
+  debitByChannel(reference: string, idValue: string, amount: string): void | Promise<void>;
+}
 
 export interface ContractHarness {
   readonly coreBanking: CoreBanking;
@@ -90,7 +108,7 @@ export function runCoreBankingContract(subject: ContractSubject): void {
       if (current === undefined) return;
       try {
         // Conservation after every case: money only ever moves between accounts of the books.
-        expect(current.books.total()).toBe(state.seedTotal);
+        expect(await current.books.total()).toBe(state.seedTotal);
       } finally {
         await current.close();
       }
@@ -114,7 +132,7 @@ export function runCoreBankingContract(subject: ContractSubject): void {
     describeReservationEdges(bank, books, state, subject);
     const onWireWithHolds = capable(subject.wire && subject.capabilities.nativeHolds, 'needs a wire and native holds (reserve writes nothing otherwise)');
     describeFaultsOnMoney(bank, books, onWire, onWireWithHolds, faults);
-    describeCustomerDebits(bank, books, collecting);
+    describeCustomerDebits(subject, bank, books, collecting);
   });
 }
 
@@ -139,7 +157,7 @@ function describeLookups(
       expect(party).toEqual({
         idType: 'MSISDN',
         idValue: PAYEE.idValue,
-        accountId: books().accountIdOf(PAYEE.idValue),
+        accountId: await books().accountIdOf(PAYEE.idValue),
         currency: CONTRACT_CURRENCY,
         status: 'active',
         displayName: 'Chanda Mwila',
@@ -186,77 +204,77 @@ function describeLookups(
 
 function describeReservations(bank: () => CoreBanking, books: () => ContractBooks, withHolds: Capable, withoutHolds: Capable): void {
   const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
-  const payeeAccount = () => books().accountIdOf(PAYEE.idValue);
+  const payeeAccount = async () => books().accountIdOf(PAYEE.idValue);
 
   describe('reserve, commit, release', () => {
     it('reserve then commit credits the payee with exactly the amount', async () => {
-      await bank().reserve({ reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() });
-      await bank().commit({ reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() });
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatBalance()).toBe('987.66');
-      expect(books().floatAvailable()).toBe('987.66');
+      await bank().reserve({ reference: REF.a, amount: money('12.34'), payeeAccountId: await payeeAccount() });
+      await bank().commit({ reference: REF.a, amount: money('12.34'), payeeAccountId: await payeeAccount() });
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      expect(await books().floatAvailable()).toBe('987.66');
       expect(await bank().transactionStatus(REF.a)).toBe('succeeded');
     });
 
     it('a repeated reserve and commit move the money once', async () => {
-      const request = { reference: REF.a, amount: money('12.34'), payeeAccountId: payeeAccount() };
+      const request = { reference: REF.a, amount: money('12.34'), payeeAccountId: await payeeAccount() };
       await bank().reserve(request);
       await bank().reserve(request);
       await bank().commit(request);
       await bank().commit(request);
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatBalance()).toBe('987.66');
-      expect(books().floatAvailable()).toBe('987.66');
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      expect(await books().floatAvailable()).toBe('987.66');
     });
 
     withHolds('reserve holds the float until release gives it back', async () => {
-      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
-      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
-      expect(books().floatAvailable()).toBe('900');
-      expect(books().floatBalance()).toBe('1000');
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: await payeeAccount() });
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: await payeeAccount() });
+      expect(await books().floatAvailable()).toBe('900');
+      expect(await books().floatBalance()).toBe('1000');
       await bank().release(REF.b);
       await bank().release(REF.b);
-      expect(books().floatAvailable()).toBe('1000');
-      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
+      expect(await books().floatAvailable()).toBe('1000');
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('50');
     });
 
     withoutHolds('reserve checks the float and holds nothing; release is a no-op', async () => {
-      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: payeeAccount() });
-      expect(books().floatAvailable()).toBe('1000');
+      await bank().reserve({ reference: REF.b, amount: money('100'), payeeAccountId: await payeeAccount() });
+      expect(await books().floatAvailable()).toBe('1000');
       await bank().release(REF.b);
-      expect(books().floatBalance()).toBe('1000');
-      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
+      expect(await books().floatBalance()).toBe('1000');
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('50');
     });
 
     it('reserve beyond the float declines with PayeeInsufficientLiquidity', async () => {
       await expectConnectorError(
-        bank().reserve({ reference: REF.c, amount: money('1000.01'), payeeAccountId: payeeAccount() }),
+        bank().reserve({ reference: REF.c, amount: money('1000.01'), payeeAccountId: await payeeAccount() }),
         'PayeeInsufficientLiquidity',
       );
-      expect(books().floatAvailable()).toBe('1000');
+      expect(await books().floatAvailable()).toBe('1000');
     });
 
     it('release of a reference never reserved is a no-op', async () => {
       await expect(bank().release(REF.d)).resolves.toBeUndefined();
-      expect(books().floatAvailable()).toBe('1000');
+      expect(await books().floatAvailable()).toBe('1000');
     });
   });
 }
 
 function describeReservationEdges(bank: () => CoreBanking, books: () => ContractBooks, state: ContractState, subject: ContractSubject): void {
   const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
-  const payeeAccount = () => books().accountIdOf(PAYEE.idValue);
+  const payeeAccount = async () => books().accountIdOf(PAYEE.idValue);
 
   describe('reserve and commit at the edges', () => {
     it('commit to a barred account declines and moves nothing', async () => {
-      const barred = books().accountIdOf(BARRED.idValue);
+      const barred = await books().accountIdOf(BARRED.idValue);
       await bank().reserve({ reference: REF.a, amount: money('5'), payeeAccountId: barred });
       const expected: ErrorName = subject.barredReportedAs === 'barred' ? 'PayeeBarred' : 'PayeeBlocked';
       await expectConnectorError(bank().commit({ reference: REF.a, amount: money('5'), payeeAccountId: barred }), expected);
-      expect(books().balanceOf(BARRED.idValue)).toBe('10');
-      expect(books().floatBalance()).toBe('1000');
+      expect(await books().balanceOf(BARRED.idValue)).toBe('10');
+      expect(await books().floatBalance()).toBe('1000');
       await bank().release(REF.a);
-      expect(books().floatAvailable()).toBe('1000');
+      expect(await books().floatAvailable()).toBe('1000');
     });
 
     it('moves amounts beyond a double\'s precision exactly', async () => {
@@ -264,10 +282,10 @@ function describeReservationEdges(bank: () => CoreBanking, books: () => Contract
       state.harness = await subject.setup({ ...CONTRACT_SEED, floatBalance: '900000000000000000' });
       state.seedTotal = '900000000000000260';
       const amount = money('123456789012345.67');
-      await bank().reserve({ reference: REF.a, amount, payeeAccountId: payeeAccount() });
-      await bank().commit({ reference: REF.a, amount, payeeAccountId: payeeAccount() });
-      expect(books().balanceOf(PAYEE.idValue)).toBe('123456789012395.67');
-      expect(books().floatBalance()).toBe('899876543210987654.33');
+      await bank().reserve({ reference: REF.a, amount, payeeAccountId: await payeeAccount() });
+      await bank().commit({ reference: REF.a, amount, payeeAccountId: await payeeAccount() });
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('123456789012395.67');
+      expect(await books().floatBalance()).toBe('899876543210987654.33');
     });
   });
 }
@@ -279,85 +297,97 @@ function describeFaultsOnMoney(
   onWireWithHolds: Capable,
   faults: () => NonNullable<ContractHarness['faults']>,
 ): void {
-  const request = () => ({ reference: REF.a, amount: { amount: '12.34', currency: CONTRACT_CURRENCY }, payeeAccountId: books().accountIdOf(PAYEE.idValue) });
+  const request = async () => ({ reference: REF.a, amount: { amount: '12.34', currency: CONTRACT_CURRENCY }, payeeAccountId: await books().accountIdOf(PAYEE.idValue) });
 
   describe('faults while moving money', () => {
     onWire('a 5xx on commit moves nothing; the retry credits once', async () => {
-      await bank().reserve(request());
+      await bank().reserve(await request());
       faults().inject('server-error', 'next-write');
-      await expectConnectorError(bank().commit(request()), 'InstitutionUnavailable');
-      expect(books().balanceOf(PAYEE.idValue)).toBe('50');
-      await bank().commit(request());
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatBalance()).toBe('987.66');
+      await expectConnectorError(bank().commit(await request()), 'InstitutionUnavailable');
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('50');
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
     });
 
     onWire('a commit that times out after the institution acted is completed once by the retry', async () => {
-      await bank().reserve(request());
+      await bank().reserve(await request());
       faults().inject('hang-after', 'next-write');
-      await expectConnectorError(bank().commit(request()), 'InstitutionTimeout', /outcome unknown/);
-      await bank().commit(request());
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatBalance()).toBe('987.66');
-      expect(books().floatAvailable()).toBe('987.66');
+      await expectConnectorError(bank().commit(await request()), 'InstitutionTimeout', /outcome unknown/);
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      expect(await books().floatAvailable()).toBe('987.66');
     });
 
     onWire('a malformed answer to commit is not taken as success; the retry credits once', async () => {
-      await bank().reserve(request());
+      await bank().reserve(await request());
       faults().inject('malformed-shape', 'next-write');
-      await expectConnectorError(bank().commit(request()), 'InstitutionUnavailable', /malformed/);
-      await bank().commit(request());
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatBalance()).toBe('987.66');
+      await expectConnectorError(bank().commit(await request()), 'InstitutionUnavailable', /malformed/);
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
     });
 
     onWireWithHolds('a reserve that times out is repeated without holding twice', async () => {
       faults().inject('hang-after', 'next-write');
-      await expectConnectorError(bank().reserve(request()), 'InstitutionTimeout');
-      await bank().reserve(request());
-      await bank().commit(request());
-      expect(books().balanceOf(PAYEE.idValue)).toBe('62.34');
-      expect(books().floatAvailable()).toBe('987.66');
+      await expectConnectorError(bank().reserve(await request()), 'InstitutionTimeout');
+      await bank().reserve(await request());
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatAvailable()).toBe('987.66');
     });
   });
 }
 
-function describeCustomerDebits(bank: () => CoreBanking, books: () => ContractBooks, collecting: Capable): void {
+function describeCustomerDebits(subject: ContractSubject, bank: () => CoreBanking, books: () => ContractBooks, collecting: Capable): void {
   const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
+  // The settlement account may start anywhere (a sandbox opens it empty), so it is checked by difference.
+  const plus = (amount: string, delta: string) => addMoney(money(amount), money(delta)).amount;
 
   describe('collect, refund, transactionStatus', () => {
     collecting('collect prompts the payer, answers pending, and moves the money on approval', async () => {
+      const settlement = await books().settlementBalance();
       const result = await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue, description: 'Send money' });
       expect(result.status).toBe('pending');
-      expect(books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await books().balanceOf(PAYER.idValue)).toBe('200');
       expect(await bank().transactionStatus(REF.a)).toBe('pending');
-      books().approveCollection(REF.a);
+      await books().approveCollection(REF.a);
       expect(await bank().transactionStatus(REF.a)).toBe('succeeded');
-      expect(books().balanceOf(PAYER.idValue)).toBe('175');
-      expect(books().floatBalance()).toBe('1025');
+      expect(await books().balanceOf(PAYER.idValue)).toBe('175');
+      expect(await books().settlementBalance()).toBe(plus(settlement, '25'));
     });
 
     collecting('a repeated collect prompts once', async () => {
       await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
       const again = await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
       expect(again.status).toBe('pending');
-      books().approveCollection(REF.a);
-      expect(books().balanceOf(PAYER.idValue)).toBe('175');
+      await books().approveCollection(REF.a);
+      expect(await books().balanceOf(PAYER.idValue)).toBe('175');
     });
 
     collecting('a declined prompt fails and moves nothing', async () => {
       await bank().collect({ reference: REF.a, amount: money('25'), payerId: PAYER.idValue });
-      books().rejectCollection(REF.a);
+      await books().rejectCollection(REF.a);
       expect(await bank().transactionStatus(REF.a)).toBe('failed');
-      expect(books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await books().balanceOf(PAYER.idValue)).toBe('200');
     });
 
-    it('refund pays the payer back exactly once', async () => {
+    it(`refund pays back a customer debit exactly once (debit by ${subject.capabilities.outgoingFlow === 'bank' ? 'the channel' : 'collect'})`, async () => {
+      const settlement = await books().settlementBalance();
+      if (subject.capabilities.outgoingFlow === 'bank') {
+        await books().debitByChannel(REF.a, PAYER.idValue, '30');
+      } else {
+        await bank().collect({ reference: REF.a, amount: money('30'), payerId: PAYER.idValue });
+        await books().approveCollection(REF.a);
+      }
+      expect(await books().balanceOf(PAYER.idValue)).toBe('170');
+      expect(await books().settlementBalance()).toBe(plus(settlement, '30'));
       const refund = { reference: REF.b, originalReference: REF.a, amount: money('30'), payerId: PAYER.idValue };
       await bank().refund(refund);
       await bank().refund(refund);
-      expect(books().balanceOf(PAYER.idValue)).toBe('230');
-      expect(books().floatBalance()).toBe('970');
+      expect(await books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await books().settlementBalance()).toBe(settlement);
       expect(await bank().transactionStatus(REF.b)).toBe('succeeded');
     });
 

@@ -132,6 +132,13 @@ export class FixtureBooks {
     account.balanceMinor -= minor;
   }
 
+  /** A customer pays the institution outside the connector (the bank flow's channel debit): customer to float. */
+  debitCustomer(idValue: string, amount: string): void {
+    const account = this.byIdValue(idValue);
+    assert(account !== undefined, `fixture: no account for ${idValue}`);
+    this.move(account, this.float, this.minor(amount));
+  }
+
   balanceOf(idValue: string): string {
     const account = this.byIdValue(idValue);
     assert(account !== undefined, `fixture: no account for ${idValue}`);

@@ -18,6 +18,8 @@ export interface FixtureInstitution {
   floatBalance(): string;
   /** Float balance minus what is held for reservations. */
   floatAvailable(): string;
+  /** Where customer debits land and refunds are paid from: the float, in every fixture. */
+  settlementBalance(): string;
   /** Sum of every balance on the books; constant, since money only moves between accounts. */
   total(): string;
   seed(accounts: readonly FixtureAccountSeed[]): void;
@@ -27,5 +29,7 @@ export interface FixtureInstitution {
   approveCollection(reference: string): void;
   /** The customer declines (or lets the prompt expire): no money moves. */
   rejectCollection(reference: string): void;
+  /** The channel's own debit of a customer into the float (bank flow), outside the connector. */
+  debitByChannel(reference: string, idValue: string, amount: string): void;
   close(): Promise<void>;
 }

@@ -41,6 +41,8 @@ export async function startMiniBankFixture(options: MiniBankFixtureOptions): Pro
     balanceOf: (idValue) => books.balanceOf(idValue),
     floatBalance: () => books.format(books.float.balanceMinor),
     floatAvailable: () => books.format(books.available(books.float)),
+    settlementBalance: () => books.format(books.float.balanceMinor),
+    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
     total: () => books.total(),
     seed: (accounts) => bank.seed(accounts),
     inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
