@@ -1,0 +1,222 @@
+import type { Selectable } from 'kysely';
+import { ConnectorError, ERROR_CATALOGUE, assert, type ErrorName } from '../../../domain/errors.js';
+import type { Money } from '../../../domain/money.js';
+import { lockAccounts, lockSystemAccount, minorOf, move, type Account, type BookContext } from './ledger-book.js';
+import { positiveMinor } from './ledger-amounts.js';
+import { debitRefusal, lockPayer, type Refusal } from './payer-lookup.js';
+import type { DebitKind, DebitState, DebitsTable } from './sandbox-schema.js';
+
+/**
+ * Customer debits for outgoing payments: a collection moves money from the payer's account to
+ * the outgoing-settlement account, a refund moves it back. Both are recorded under their
+ * reference, refusals included, so a retry gets the first answer and the status query reads
+ * stored state. On PostgreSQL the settlement account is locked first, which makes operations
+ * in one currency take turns.
+ */
+
+export interface CollectOrder {
+  readonly reference: string;
+  readonly payerId: string;
+  readonly amount: Money;
+  /** True in the mobile-operator flow: the customer approves on the phone before money moves. */
+  readonly pending: boolean;
+}
+
+export interface RefundOrder {
+  readonly reference: string;
+  readonly originalReference: string;
+  readonly amount: Money;
+  readonly payerId: string;
+}
+
+export interface DebitOutcome {
+  readonly state: DebitState;
+  readonly refusal?: Refusal;
+}
+
+interface Debit {
+  readonly reference: string;
+  readonly kind: DebitKind;
+  readonly state: DebitState;
+  readonly payerId: string;
+  readonly accountId: string | null;
+  readonly currency: string;
+  readonly minor: bigint;
+  readonly originalReference: string | null;
+  readonly refusal: Refusal | undefined;
+}
+
+export async function collectDebit(context: BookContext, order: CollectOrder): Promise<DebitOutcome> {
+  const minor = positiveMinor(order.amount);
+  const settlement = await settlementFor(context, order.amount.currency);
+  const existing = await findDebit(context, order.reference);
+  if (existing !== undefined) {
+    const same = existing.kind === 'collection' && existing.payerId === order.payerId && sameAmount(existing, order.amount, minor);
+    if (!same) throw new ConnectorError('ModifiedRequest', 'another debit was made under this reference');
+    return outcomeOf(existing);
+  }
+  const lookup = await lockPayer(context, order.payerId);
+  const payer = 'payer' in lookup ? lookup.payer : undefined;
+  // A prompt checks the account, not the funds: the customer may top up before approving.
+  const refusal = 'refusal' in lookup ? lookup.refusal : debitRefusal(lookup.payer, order.amount.currency, order.pending ? 0n : minor);
+  const state: DebitState = refusal !== undefined ? 'failed' : order.pending ? 'pending' : 'succeeded';
+  await insertDebit(context, { kind: 'collection', reference: order.reference, payerId: order.payerId, accountId: payer?.accountId ?? null }, order.amount.currency, minor, state, refusal, null);
+  if (state === 'succeeded' && payer !== undefined) await move(context, `collect:${order.reference}`, payer, settlement, minor);
+  return refusal === undefined ? { state } : { state, refusal };
+}
+
+/** The customer's answer to a payment prompt; a pending collection moves money only when approved. */
+export async function settlePendingCollection(context: BookContext, reference: string, approved: boolean): Promise<DebitOutcome> {
+  const peek = await findDebit(context, reference);
+  if (peek === undefined || peek.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no collection under this reference');
+  const settlement = await settlementFor(context, peek.currency);
+  const debit = await findDebit(context, reference);
+  assert(debit !== undefined, `sandbox: collection ${reference} vanished`);
+  if (debit.state !== 'pending') {
+    if ((debit.state === 'succeeded') !== approved) throw new ConnectorError('TransferStateConflict', `the collection already ${debit.state}`);
+    return outcomeOf(debit);
+  }
+  if (!approved) return finishCollection(context, debit, { errorName: 'PayerRejected', detail: 'the customer declined the payment prompt' });
+  assert(debit.accountId !== null, `sandbox: pending collection ${reference} has no account`);
+  const payer = (await lockAccounts(context, [debit.accountId])).get(debit.accountId);
+  assert(payer !== undefined, `sandbox: payer account of ${reference} vanished`);
+  const refusal = debitRefusal(payer, debit.currency, debit.minor);
+  if (refusal !== undefined) return finishCollection(context, debit, refusal);
+  await move(context, `collect:${reference}`, payer, settlement, debit.minor);
+  return finishCollection(context, debit, undefined);
+}
+
+export async function refundDebit(context: BookContext, order: RefundOrder): Promise<void> {
+  const minor = positiveMinor(order.amount);
+  const settlement = await settlementFor(context, order.amount.currency);
+  const existing = await findDebit(context, order.reference);
+  if (existing !== undefined) {
+    const same =
+      existing.kind === 'refund' &&
+      existing.originalReference === order.originalReference &&
+      existing.payerId === order.payerId &&
+      sameAmount(existing, order.amount, minor);
+    if (!same) throw new ConnectorError('ModifiedRequest', 'another debit or refund was made under this reference');
+    return;
+  }
+  const original = await findDebit(context, order.originalReference);
+  if (original === undefined || original.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no debit under the original reference');
+  if (original.state !== 'succeeded') throw new ConnectorError('TransferStateConflict', `the original debit is ${original.state}: nothing to refund`);
+  assert(original.accountId !== null, `sandbox: collection ${original.reference} has no account`);
+  const lookup = await lockPayer(context, order.payerId);
+  if (!('payer' in lookup) || lookup.payer.accountId !== original.accountId) {
+    throw new ConnectorError('ModifiedRequest', 'the payer differs from the original debit');
+  }
+  if (original.currency !== order.amount.currency) throw new ConnectorError('ModifiedRequest', 'the currency differs from the original debit');
+  const refunded = await refundedSoFar(context, original.reference);
+  if (refunded + minor > original.minor) throw new ConnectorError('ModifiedRequest', 'refunds would exceed the original debit');
+  const identity = { kind: 'refund' as const, reference: order.reference, payerId: order.payerId, accountId: original.accountId };
+  await insertDebit(context, identity, order.amount.currency, minor, 'succeeded', undefined, original.reference);
+  // The customer's own money goes back whatever the account's status now is.
+  await move(context, `refund:${order.reference}`, settlement, lookup.payer, minor);
+}
+
+export async function debitState(context: BookContext, reference: string): Promise<DebitState | undefined> {
+  return (await findDebit(context, reference))?.state;
+}
+
+async function settlementFor(context: BookContext, currency: string): Promise<Account> {
+  const settlement = await lockSystemAccount(context, 'outgoing-settlement', currency);
+  if (settlement === undefined) throw new ConnectorError('UnsupportedCurrency', `no outgoing-settlement account in ${currency}`);
+  return settlement;
+}
+
+async function finishCollection(context: BookContext, debit: Debit, refusal: Refusal | undefined): Promise<DebitOutcome> {
+  const state: DebitState = refusal === undefined ? 'succeeded' : 'failed';
+  await context.trx
+    .updateTable('sandbox_debits')
+    .set({ state, error_name: refusal?.errorName ?? null, error_detail: refusal?.detail ?? null, updated_at: context.now })
+    .where('reference', '=', debit.reference)
+    .execute();
+  return refusal === undefined ? { state } : { state, refusal };
+}
+
+async function refundedSoFar(context: BookContext, originalReference: string): Promise<bigint> {
+  const rows = await context.trx
+    .selectFrom('sandbox_debits')
+    .select('amount')
+    .where('original_reference', '=', originalReference)
+    .where('kind', '=', 'refund')
+    .where('state', '=', 'succeeded')
+    .execute();
+  return rows.reduce((sum, row) => sum + minorOf(row.amount), 0n);
+}
+
+function sameAmount(debit: Debit, amount: Money, minor: bigint): boolean {
+  return debit.currency === amount.currency && debit.minor === minor;
+}
+
+function outcomeOf(debit: Debit): DebitOutcome {
+  return debit.refusal === undefined ? { state: debit.state } : { state: debit.state, refusal: debit.refusal };
+}
+
+interface DebitIdentity {
+  readonly kind: DebitKind;
+  readonly reference: string;
+  readonly payerId: string;
+  readonly accountId: string | null;
+}
+
+async function insertDebit(
+  context: BookContext,
+  identity: DebitIdentity,
+  currency: string,
+  minor: bigint,
+  state: DebitState,
+  refusal: Refusal | undefined,
+  originalReference: string | null,
+): Promise<void> {
+  await context.trx
+    .insertInto('sandbox_debits')
+    .values({
+      reference: identity.reference,
+      kind: identity.kind,
+      state,
+      payer_id: identity.payerId,
+      account_id: identity.accountId,
+      currency,
+      amount: minor.toString(),
+      original_reference: originalReference,
+      error_name: refusal?.errorName ?? null,
+      error_detail: refusal?.detail ?? null,
+      created_at: context.now,
+      updated_at: context.now,
+    })
+    .execute();
+}
+
+async function findDebit(context: BookContext, reference: string): Promise<Debit | undefined> {
+  const row = await context.trx.selectFrom('sandbox_debits').selectAll().where('reference', '=', reference).executeTakeFirst();
+  return row === undefined ? undefined : debitFromRow(row);
+}
+
+const KINDS: readonly DebitKind[] = ['collection', 'refund'];
+const STATES: readonly DebitState[] = ['pending', 'succeeded', 'failed'];
+
+function debitFromRow(row: Selectable<DebitsTable>): Debit {
+  const kind = KINDS.find((candidate) => candidate === row.kind);
+  const state = STATES.find((candidate) => candidate === row.state);
+  assert(kind !== undefined && state !== undefined, `sandbox: stored debit ${row.reference} is ${row.kind}/${row.state}`);
+  return {
+    reference: row.reference,
+    kind,
+    state,
+    payerId: row.payer_id,
+    accountId: row.account_id,
+    currency: row.currency,
+    minor: minorOf(row.amount),
+    originalReference: row.original_reference,
+    refusal: row.error_name === null ? undefined : { errorName: errorNameOf(row.error_name), detail: row.error_detail ?? '' },
+  };
+}
+
+function errorNameOf(text: string): ErrorName {
+  const name = Object.keys(ERROR_CATALOGUE).find((candidate): candidate is ErrorName => candidate === text);
+  assert(name !== undefined, `sandbox: stored error name "${text}"`);
+  return name;
+}

@@ -1,0 +1,11 @@
+/** The sandbox institution: what the composition root and tests use. */
+export { sandboxMigrations } from './sandbox-migrations.js';
+export { SandboxLedger, type SandboxTransactionStatus } from './ledger.js';
+export { SandboxCoreBanking, partyDetailsOf, type SandboxCoreBankingOptions } from './sandbox-core-banking.js';
+export { FaultyCoreBanking, type FaultOptions, type FaultyOperation } from './faulty-core-banking.js';
+export { seedSandbox } from './seed.js';
+export { parseSandboxAccountsFile, sandboxAccountsProblems } from './accounts-file.js';
+export { demoAccounts } from './demo-accounts.js';
+export { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomer, type SandboxCustomerSeed } from './sandbox-accounts.js';
+export type { AccountBalance, ConservationReport, CurrencyTotals } from './ledger-audit.js';
+export type { DebitOutcome } from './debit-operations.js';

@@ -1,0 +1,146 @@
+import type { Selectable } from 'kysely';
+import { AssertionFailed, assert } from '../../../domain/errors.js';
+import type { AccountStatus } from '../../../ports/core-banking.js';
+import type { AccountKind, AccountsTable, PostingKind, SandboxDb } from './sandbox-schema.js';
+
+/**
+ * Row-level bookkeeping shared by the ledger's operations. Every function here runs inside
+ * the caller's transaction; none starts one. Amounts are bigint minor units.
+ */
+
+export interface BookContext {
+  readonly trx: SandboxDb;
+  /** Row locks are taken on PostgreSQL only: SQLite's write transaction is already exclusive. */
+  readonly lockRows: boolean;
+  /** ISO timestamp of the operation. */
+  readonly now: string;
+}
+
+export interface Account {
+  readonly accountId: string;
+  readonly kind: AccountKind;
+  readonly currency: string;
+  readonly status: AccountStatus;
+  balance: bigint;
+  held: bigint;
+}
+
+const KINDS: readonly AccountKind[] = ['customer', 'float', 'outgoing-settlement'];
+const STATUSES: readonly AccountStatus[] = ['active', 'barred', 'blocked', 'closed'];
+
+export function accountKindOf(text: string): AccountKind {
+  const kind = KINDS.find((candidate) => candidate === text);
+  if (kind === undefined) throw new AssertionFailed(`sandbox: stored account kind "${text}"`);
+  return kind;
+}
+
+export function accountStatusOf(text: string): AccountStatus {
+  const status = STATUSES.find((candidate) => candidate === text);
+  if (status === undefined) throw new AssertionFailed(`sandbox: stored account status "${text}"`);
+  return status;
+}
+
+/** Parses a stored minor-unit amount; the ledger writes only canonical integers. */
+export function minorOf(text: string): bigint {
+  assert(/^-?(0|[1-9][0-9]*)$/.test(text), `sandbox: stored amount "${text}" is not an integer`);
+  return BigInt(text);
+}
+
+export function accountFromRow(row: Selectable<AccountsTable>): Account {
+  return {
+    accountId: row.account_id,
+    kind: accountKindOf(row.kind),
+    currency: row.currency,
+    status: accountStatusOf(row.status),
+    balance: minorOf(row.balance),
+    held: minorOf(row.held),
+  };
+}
+
+/**
+ * Reads (and on PostgreSQL locks) accounts by id, in account-id order so that two operations
+ * locking the same pair can never deadlock. Ids not found are absent from the map.
+ */
+export async function lockAccounts(context: BookContext, accountIds: readonly string[]): Promise<Map<string, Account>> {
+  const ids = [...new Set(accountIds)].sort();
+  if (ids.length === 0) return new Map();
+  let query = context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', 'in', ids).orderBy('account_id');
+  if (context.lockRows) query = query.forUpdate();
+  const rows = await query.execute();
+  return new Map(rows.map((row) => [row.account_id, accountFromRow(row)]));
+}
+
+/** The one account of `kind` in `currency` (float or outgoing settlement), locked; undefined when none. */
+export async function lockSystemAccount(context: BookContext, kind: AccountKind, currency: string): Promise<Account | undefined> {
+  let query = context.trx
+    .selectFrom('sandbox_accounts')
+    .selectAll()
+    .where('kind', '=', kind)
+    .where('currency', '=', currency)
+    .orderBy('account_id')
+    .limit(1);
+  if (context.lockRows) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row === undefined ? undefined : accountFromRow(row);
+}
+
+/** Writes an account's balance and held amount back, checking the invariants first. */
+export async function saveAccount(context: BookContext, account: Account): Promise<void> {
+  assert(account.held >= 0n, `sandbox: ${account.accountId} would hold a negative amount`);
+  assert(account.balance >= account.held, `sandbox: ${account.accountId} would hold more than its balance`);
+  await context.trx
+    .updateTable('sandbox_accounts')
+    .set({ balance: account.balance.toString(), held: account.held.toString(), updated_at: context.now })
+    .where('account_id', '=', account.accountId)
+    .execute();
+}
+
+/**
+ * Moves `minor` from one account to another as a TRANSFER movement of two postings that sum
+ * to zero, and saves both accounts. The caller has checked that the source may pay it.
+ */
+export async function move(context: BookContext, movementId: string, from: Account, to: Account, minor: bigint): Promise<void> {
+  assert(minor > 0n, `sandbox: movement ${movementId} of ${minor}`);
+  assert(from.currency === to.currency, `sandbox: movement ${movementId} across currencies`);
+  assert(from.accountId !== to.accountId, `sandbox: movement ${movementId} to its own source`);
+  from.balance -= minor;
+  to.balance += minor;
+  await insertPostings(context, movementId, 'TRANSFER', [
+    { account: from, minor: -minor },
+    { account: to, minor },
+  ]);
+  await saveAccount(context, from);
+  await saveAccount(context, to);
+}
+
+/** Credits an account from outside the books: the only movement that changes the total. */
+export async function fundAccount(context: BookContext, movementId: string, account: Account, minor: bigint): Promise<void> {
+  assert(minor > 0n, `sandbox: funding ${movementId} of ${minor}`);
+  account.balance += minor;
+  await insertPostings(context, movementId, 'FUNDING', [{ account, minor }]);
+  await saveAccount(context, account);
+}
+
+async function insertPostings(
+  context: BookContext,
+  movementId: string,
+  kind: PostingKind,
+  legs: ReadonlyArray<{ readonly account: Account; readonly minor: bigint }>,
+): Promise<void> {
+  const sum = legs.reduce((total, leg) => total + leg.minor, 0n);
+  assert(kind === 'FUNDING' || sum === 0n, `sandbox: movement ${movementId} does not balance`);
+  await context.trx
+    .insertInto('sandbox_postings')
+    .values(
+      legs.map((leg, index) => ({
+        movement_id: movementId,
+        leg: index,
+        kind,
+        account_id: leg.account.accountId,
+        currency: leg.account.currency,
+        amount: leg.minor.toString(),
+        created_at: context.now,
+      })),
+    )
+    .execute();
+}

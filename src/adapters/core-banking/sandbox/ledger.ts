@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { ConnectorError } from '../../../domain/errors.js';
+import type { PartyId } from '../../../domain/identifiers.js';
+import { toMinorUnits, type Money } from '../../../domain/money.js';
+import type { SqlDatabase } from '../../store/sql-database.js';
+import { findCustomer, insertCustomer } from './customer-records.js';
+import { collectDebit, debitState, refundDebit, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
+import { commitHold, holdState, releaseHold, reserveHold } from './hold-operations.js';
+import { positiveMinor } from './ledger-amounts.js';
+import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
+import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
+import { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomer } from './sandbox-accounts.js';
+import type { AccountKind, SandboxSchema } from './sandbox-schema.js';
+
+export type SandboxTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'not-found';
+
+/**
+ * The sandbox institution's books: a double-entry ledger in the connector's own SQL database.
+ * Every operation is one transaction that reads, computes in bigint minor units and writes
+ * back, and is idempotent on its reference: repeating it answers the same and moves nothing.
+ */
+export class SandboxLedger {
+  readonly #database: SqlDatabase;
+  readonly #clock: () => Date;
+
+  constructor(database: SqlDatabase, clock: () => Date = () => new Date()) {
+    this.#database = database;
+    this.#clock = clock;
+  }
+
+  /** Holds `amount` of the float of its currency for a payee. */
+  reserve(reference: string, amount: Money, payeeAccountId: string): Promise<void> {
+    return this.#write((context) => reserveHold(context, { reference, amount, payeeAccountId }));
+  }
+
+  /** Moves the amount held under `reference` from the float to the payee. */
+  commit(reference: string, amount: Money, payeeAccountId: string): Promise<void> {
+    return this.#write((context) => commitHold(context, { reference, amount, payeeAccountId }));
+  }
+
+  /** Gives the amount held under `reference` back to the float. */
+  release(reference: string): Promise<void> {
+    return this.#write((context) => releaseHold(context, reference));
+  }
+
+  /**
+   * Debits a customer into the outgoing-settlement account. With `pending` the debit waits for
+   * the customer's answer (settleCollection). A refusal is recorded, then thrown.
+   */
+  async collect(reference: string, payerId: string, amount: Money, options: { readonly pending?: boolean } = {}): Promise<DebitOutcome> {
+    const outcome = await this.#write((context) => collectDebit(context, { reference, payerId, amount, pending: options.pending ?? false }));
+    return answer(outcome);
+  }
+
+  /**
+   * Simulates the customer approving (true) or declining (false) a pending collection on the
+   * phone. Answers the outcome: approval fails when the funds are short by then.
+   */
+  settleCollection(reference: string, succeeded: boolean): Promise<DebitOutcome> {
+    return this.#write((context) => settlePendingCollection(context, reference, succeeded));
+  }
+
+  /** Pays a customer back from the outgoing-settlement account, at most what `originalReference` debited. */
+  refund(reference: string, originalReference: string, amount: Money, payerId: string): Promise<void> {
+    return this.#write((context) => refundDebit(context, { reference, originalReference, amount, payerId }));
+  }
+
+  /** Where a collection, refund or reservation stands, from stored state. */
+  transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
+    return this.#write(async (context) => {
+      const debit = await debitState(context, reference);
+      if (debit !== undefined) return debit;
+      const hold = await holdState(context, reference);
+      switch (hold) {
+        case undefined:
+          return 'not-found';
+        case 'HELD':
+          return 'pending';
+        case 'CAPTURED':
+          return 'succeeded';
+        case 'RELEASED':
+          return 'failed';
+      }
+    });
+  }
+
+  /**
+   * Credits an account with money from outside the books (a FUNDING posting): the only
+   * operation that changes the total. Idempotent on `reference` when one is given.
+   */
+  async fund(accountId: string, amount: Money, reference: string = randomUUID()): Promise<void> {
+    const minor = positiveMinor(amount);
+    await this.#write(async (context) => {
+      const account = await this.#accountIn(context, accountId, amount.currency);
+      const movementId = `fund:${reference}`;
+      const done = await context.trx.selectFrom('sandbox_postings').select(['account_id', 'amount']).where('movement_id', '=', movementId).executeTakeFirst();
+      if (done === undefined) return fundAccount(context, movementId, account, minor);
+      if (done.account_id !== accountId || done.amount !== minor.toString()) throw new ConnectorError('ModifiedRequest', 'another funding under this reference');
+    });
+  }
+
+  async findCustomer(id: PartyId): Promise<SandboxCustomer | undefined> {
+    return findCustomer(this.#database.reader<SandboxSchema>(), id);
+  }
+
+  async balances(): Promise<AccountBalance[]> {
+    return this.#write((context) => readBalances(context.trx));
+  }
+
+  async conservationCheck(): Promise<ConservationReport> {
+    return this.#write((context) => checkConservation(context.trx));
+  }
+
+  /**
+   * Opens the float, the outgoing-settlement account and the customers, each funded with its
+   * opening balance, in one transaction; does nothing (and answers false) when any account
+   * exists already, so a restart never funds the books twice.
+   */
+  openBooks(accounts: SandboxAccounts): Promise<boolean> {
+    return this.#write(async (context) => {
+      const existing = await context.trx.selectFrom('sandbox_accounts').select('account_id').limit(1).executeTakeFirst();
+      if (existing !== undefined) return false;
+      const { currency } = accounts;
+      await this.#open(context, accounts.float.accountId, 'float', currency, 'active', accounts.float.balance);
+      await this.#open(context, outgoingSettlementAccountId(currency), 'outgoing-settlement', currency, 'active', '0');
+      for (const customer of accounts.customers) {
+        await this.#open(context, customer.accountId, 'customer', currency, customer.status, customer.balance);
+        await insertCustomer(context.trx, customer);
+      }
+      return true;
+    });
+  }
+
+  /** A real query on the ledger's tables. */
+  async health(): Promise<void> {
+    await this.#database.reader<SandboxSchema>().selectFrom('sandbox_accounts').select('account_id').limit(1).execute();
+  }
+
+  async #open(context: BookContext, accountId: string, kind: AccountKind, currency: string, status: Account['status'], balance: string): Promise<void> {
+    await context.trx
+      .insertInto('sandbox_accounts')
+      .values({ account_id: accountId, kind, currency, balance: '0', held: '0', status, created_at: context.now, updated_at: context.now })
+      .execute();
+    const minor = toMinorUnits(balance, currency);
+    const account: Account = { accountId, kind, currency, status, balance: 0n, held: 0n };
+    if (minor > 0n) await fundAccount(context, `fund:open:${accountId}`, account, minor);
+  }
+
+  async #accountIn(context: BookContext, accountId: string, currency: string): Promise<Account> {
+    const account = (await lockAccounts(context, [accountId])).get(accountId);
+    if (account === undefined) throw new ConnectorError('ValidationFailed', `no sandbox account ${accountId}`);
+    if (account.currency !== currency) throw new ConnectorError('UnsupportedCurrency', `account ${accountId} is in ${account.currency}`);
+    return account;
+  }
+
+  #write<T>(work: (context: BookContext) => Promise<T>): Promise<T> {
+    return this.#database.transaction<SandboxSchema, T>((trx) =>
+      work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString() }),
+    );
+  }
+}
+
+/** Turns a recorded refusal into the error it stands for; other outcomes are answered as they are. */
+function answer(outcome: DebitOutcome): DebitOutcome {
+  if (outcome.refusal !== undefined) throw new ConnectorError(outcome.refusal.errorName, outcome.refusal.detail);
+  return outcome;
+}

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../../store/sqlite-database.js';
+import { SandboxLedger } from './ledger.js';
+import type { SandboxAccounts } from './sandbox-accounts.js';
+import { sandboxMigrations } from './sandbox-migrations.js';
+import { seedSandbox } from './seed.js';
+
+/**
+ * Fresh sandbox books on a real SQLite file in a temporary directory, for the sandbox's tests.
+ * Not a test itself; kept out of index.ts.
+ */
+
+export const TEST_CURRENCY = 'ZMW';
+
+/** Small books with round numbers; their total is 1335. */
+export const TEST_ACCOUNTS: SandboxAccounts = {
+  currency: TEST_CURRENCY,
+  float: { accountId: 'float-zmw', balance: '1000' },
+  customers: [
+    { accountId: 'acc-payee', idType: 'MSISDN', idValue: '260971000101', firstName: 'Chanda', lastName: 'Mwila', status: 'active', balance: '50' },
+    { accountId: 'acc-payer', idType: 'MSISDN', idValue: '260971000102', firstName: 'Mutale', lastName: 'Banda', status: 'active', balance: '200' },
+    { accountId: 'acc-barred', idType: 'MSISDN', idValue: '260971000103', firstName: 'Bwalya', lastName: 'Phiri', status: 'barred', balance: '10' },
+    { accountId: 'acc-blocked', idType: 'MSISDN', idValue: '260971000104', firstName: 'Kondwani', lastName: 'Tembo', status: 'blocked', balance: '20' },
+    { accountId: 'acc-closed', idType: 'MSISDN', idValue: '260971000105', firstName: 'Mutinta', lastName: 'Hamoonga', status: 'closed', balance: '0' },
+    { accountId: 'acc-shop', idType: 'ACCOUNT_ID', idValue: '4000123', firstName: 'Chipo', lastName: 'Zulu', status: 'active', balance: '55' },
+  ],
+};
+
+export interface TestBooks {
+  readonly path: string;
+  readonly database: SqliteDatabase;
+  readonly ledger: SandboxLedger;
+  close(): Promise<void>;
+}
+
+export async function openTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, clock?: () => Date): Promise<TestBooks> {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-ledger-'));
+  const path = join(dir, 'books.sqlite');
+  const database = new SqliteDatabase(path);
+  await database.migrate(sandboxMigrations);
+  const ledger = new SandboxLedger(database, clock);
+  await seedSandbox(ledger, accounts);
+  return {
+    path,
+    database,
+    ledger,
+    async close() {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Balance and held amount of one account, as decimal strings. */
+export async function figuresOf(ledger: SandboxLedger, accountId: string): Promise<{ balance: string; held: string }> {
+  const account = (await ledger.balances()).find((candidate) => candidate.accountId === accountId);
+  if (account === undefined) throw new Error(`no account ${accountId}`);
+  return { balance: account.balance, held: account.held };
+}
