@@ -142,6 +142,18 @@ describe('RestCoreBanking', () => {
     await expectConnectorError(adapter(url).health(), 'InstitutionUnavailable', /cannot connect/);
   });
 
+  it('refuses a reserve that arrives after its reference was released', async () => {
+    const institution = await fixture();
+    const coreBanking = adapter(institution.url);
+    await coreBanking.release('OVERTAKEN');
+    await expectConnectorError(
+      coreBanking.reserve({ reference: 'OVERTAKEN', amount: { amount: '5', currency: 'ZMW' }, payeeAccountId: institution.accountIdOf(PAYEE.idValue) }),
+      'TransferStateConflict',
+      /RESERVATION_RELEASED/,
+    );
+    expect(institution.floatAvailable()).toBe('1000');
+  });
+
   it('releases as a no-op when nothing was reserved, and refuses to release a committed reservation', async () => {
     const institution = await fixture();
     const coreBanking = adapter(institution.url);

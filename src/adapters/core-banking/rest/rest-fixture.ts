@@ -68,6 +68,8 @@ class RestInstitution {
   readonly books: FixtureBooks;
   readonly #reservations = new Map<string, Reservation>();
   readonly #debits = new Map<string, Debit>();
+  /** References released before any reservation arrived: a late reserve under them is refused. */
+  readonly #releasedUnknown = new Set<string>();
   readonly #apiKey: string | undefined;
   #nextAccount = 1;
 
@@ -143,6 +145,7 @@ class RestInstitution {
     const input = this.#moneyInput(body, ['reference', 'payeeAccountId']);
     if ('reply' in input) return input.reply;
     const reference = input.fields['reference'] ?? '';
+    if (this.#releasedUnknown.has(reference)) return error(409, 'RESERVATION_RELEASED', 'reference released before the reservation arrived');
     const existing = this.#reservations.get(reference);
     if (existing !== undefined) {
       const same = existing.payee.accountId === input.fields['payeeAccountId'] && existing.amountMinor === input.amountMinor;
@@ -182,7 +185,10 @@ class RestInstitution {
 
   release(reference: string): FixtureReply {
     const reservation = this.#reservations.get(reference);
-    if (reservation === undefined) return error(404, 'RESERVATION_NOT_FOUND', 'nothing reserved under this reference');
+    if (reservation === undefined) {
+      this.#releasedUnknown.add(reference);
+      return error(404, 'RESERVATION_NOT_FOUND', 'nothing reserved under this reference');
+    }
     if (reservation.state === 'COMMITTED') return error(409, 'RESERVATION_COMMITTED', 'reservation was committed');
     if (reservation.state === 'HELD') {
       this.books.releaseHold(this.books.float, reservation.amountMinor);
