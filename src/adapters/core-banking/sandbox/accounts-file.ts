@@ -66,7 +66,7 @@ function crossProblems(draft: Draft): string[] {
     if (customer === undefined) return;
     const where = `customers[${index}]`;
     amountProblem(`${where}.balance`, customer.balance);
-    if (accountIds.has(customer.accountId)) problems.push(`${where}.accountId: "${customer.accountId}" is used twice`);
+    if (accountIds.has(customer.accountId)) problems.push(`${where}.accountId: "${customer.accountId}" is taken by another account`);
     accountIds.add(customer.accountId);
     const identifier = `${customer.idType}/${customer.idValue}/${customer.idSubValue ?? ''}`;
     if (identifiers.has(identifier)) problems.push(`${where}: identifier ${identifier} is used twice`);
