@@ -8,6 +8,7 @@ import { connectorMigrations } from './adapters/store/connector-migrations.js';
 import { SqlInboundStore } from './adapters/store/inbound-store.js';
 import { openDatabase } from './adapters/store/open-database.js';
 import { createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
+import { withFaults } from './adapters/core-banking/fault-settings.js';
 import type { SqlDatabase } from './adapters/store/sql-database.js';
 import { SdkClient } from './adapters/switch/sdk-client.js';
 import {
@@ -56,7 +57,10 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const database = overrides.database ?? (await openDatabase(config.store, logger));
   await database.migrate([...connectorMigrations, ...sandboxMigrations]);
 
-  const { coreBanking: baseCoreBanking, sandbox } = await createCoreBanking(config, database, clock, logger);
+  const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
+  // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
+  if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
+  const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
   const coreBanking = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
   const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs });
   const switchConnector = overrides.switchConnector ?? sdkClient;

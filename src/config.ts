@@ -3,6 +3,7 @@ import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
 import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
+import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
 
 /**
  * All settings, read from environment variables (main.ts also loads an optional .env file).
@@ -56,6 +57,8 @@ export interface Config {
     readonly attentionAfterAttempts: number;
     readonly leaseMs: number;
   };
+  /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
+  readonly faults: FaultSettings | undefined;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -137,6 +140,7 @@ export function loadConfig(env: Env): Config {
       attentionAfterAttempts: read.integer('RECOVERY_ATTENTION_AFTER_ATTEMPTS', 10, 1, 1_000_000),
       leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
     },
+    faults: readFaultSettings(env, problems),
   };
   if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
     problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
