@@ -19,6 +19,7 @@ export interface AccountFigures {
 
 export interface Balances {
   readonly float: AccountFigures;
+  readonly accounts: Readonly<Record<string, AccountFigures>>;
   of(accountId: string): AccountFigures;
 }
 
@@ -34,7 +35,11 @@ export async function balances(h: Harness): Promise<Balances> {
     if (account === undefined) throw new Error(`no sandbox account ${accountId}`);
     return { balance: account.balance, held: account.held };
   };
-  return { float: figures(demoAccounts.float.accountId), of: figures };
+  const accounts = Object.fromEntries(all.map((account) => [account.accountId, { balance: account.balance, held: account.held }]));
+  const result = { float: figures(demoAccounts.float.accountId), accounts };
+  // `of` is a reader, not data: keep it out of equality comparisons of two snapshots.
+  Object.defineProperty(result, 'of', { value: figures, enumerable: false });
+  return result as Balances;
 }
 
 export function accountOf(customer: DemoCustomer): string {

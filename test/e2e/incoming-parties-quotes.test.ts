@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quoteRequest } from '../support/backend-bodies.js';
+import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+const LEI = '9845000DEMOCC0NNEC85';
+const P = 'Rpt.UpdtdPtyAndAcctId';
+
+describe('incoming payments: party lookup and quotes (fspiop mode)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('GET /parties answers the party with regular fields and no long extension keys', async () => {
+    const c = customerWith((candidate) => candidate.status === 'active' && candidate.postalAddress !== undefined);
+    const answer = await h.call('GET', `/parties/MSISDN/${c.idValue}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      idType: 'MSISDN',
+      idValue: c.idValue,
+      displayName: c.displayName ?? `${c.firstName} ${c.lastName}`,
+      firstName: c.firstName,
+      ...(c.middleName === undefined ? {} : { middleName: c.middleName }),
+      lastName: c.lastName,
+      ...(c.dateOfBirth === undefined ? {} : { dateOfBirth: c.dateOfBirth }),
+      ...(c.kycInformation === undefined ? {} : { kycInformation: c.kycInformation }),
+      supportedCurrencies: ['ZMW'],
+    });
+  });
+
+  it('GET /parties: unknown party 404 3204, unsupported type 3100, invalid type 400, closed account 404', async () => {
+    expect(await h.call('GET', '/parties/MSISDN/260979999999')).toEqual({
+      status: 404,
+      body: { statusCode: '3204', message: 'Party not found' },
+    });
+    const unsupported = await h.call('GET', '/parties/ACCOUNT_ID/12345');
+    expect(unsupported).toEqual({
+      status: 422,
+      body: { statusCode: '3100', message: 'Unsupported identifier type: ACCOUNT_ID (this institution accepts MSISDN)' },
+    });
+    const invalid = await h.call('GET', '/parties/PHONE/12345');
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toMatchObject({ statusCode: '3100' });
+    const closed = customerWith((candidate) => candidate.status === 'closed');
+    expect((await h.call('GET', `/parties/MSISDN/${closed.idValue}`)).status).toBe(404);
+  });
+
+  it('POST /quoterequests SEND: fee is 1% rounded half-up, payee receives amount minus fee, expiry in 1 hour', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '100.25' });
+    const answer = await h.call('POST', '/quoterequests', body);
+    expect(answer).toEqual({
+      status: 200,
+      body: {
+        quoteId: body['quoteId'],
+        transactionId: body['transactionId'],
+        transferAmount: '100.25',
+        transferAmountCurrency: 'ZMW',
+        payeeReceiveAmount: '99.25',
+        payeeReceiveAmountCurrency: 'ZMW',
+        payeeFspFeeAmount: '1',
+        payeeFspFeeAmountCurrency: 'ZMW',
+        expiration: '2026-11-23T11:00:00.000Z',
+      },
+    });
+  });
+
+  it('POST /quoterequests RECEIVE: payee receives the amount, the payer sends amount plus fee', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '250.5', amountType: 'RECEIVE' });
+    const answer = await h.call('POST', '/quoterequests', body);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ transferAmount: '253.01', payeeReceiveAmount: '250.5', payeeFspFeeAmount: '2.51' });
+  });
+
+  it('POST /quoterequests checks in order: identifier type, currency, payee, payee status', async () => {
+    const active = customerWith((c) => c.status === 'active');
+    const both = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: active.idValue, idType: 'EMAIL', currency: 'USD' }));
+    expect(both.body).toMatchObject({ statusCode: '3100', message: 'Unsupported identifier type: EMAIL (this institution accepts MSISDN)' });
+    const currency = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: active.idValue, currency: 'USD' }));
+    expect(currency).toEqual({ status: 422, body: { statusCode: '5106', message: 'Unsupported currency: USD (this institution accepts ZMW)' } });
+    const unknown = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: '260979999999' }));
+    expect(unknown).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found' } });
+    const expected: Record<string, { statusCode: string; message: string }> = {
+      barred: { statusCode: '5401', message: 'Payee account barred' },
+      blocked: { statusCode: '5400', message: 'Payee account blocked' },
+      closed: { statusCode: '5402', message: 'Payee account closed' },
+    };
+    for (const status of ['barred', 'blocked', 'closed'] as const) {
+      const payee = customerWith((c) => c.status === status);
+      const answer = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue }));
+      expect({ status, answer }).toEqual({ status, answer: { status: 422, body: expected[status] } });
+    }
+  });
+
+  it('validates bodies without coercion and accepts unknown fields', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const trailingZero = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, amount: '1.50' }));
+    expect(trailingZero.status).toBe(400);
+    expect(trailingZero.body).toMatchObject({ statusCode: '3100' });
+    const numeric = { ...quoteRequest({ payeeMsisdn: payee.idValue }), amount: 100 };
+    expect((await h.call('POST', '/quoterequests', numeric)).body).toMatchObject({ statusCode: '3100', message: 'Generic validation error: body/amount must be string' });
+    const { amountType: _omitted, ...missing } = quoteRequest({ payeeMsisdn: payee.idValue });
+    expect(await h.call('POST', '/quoterequests', missing)).toEqual({
+      status: 400,
+      body: { statusCode: '3102', message: "Missing mandatory element: body must have required property 'amountType'" },
+    });
+    const finer = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, amount: '1.001' }));
+    expect(finer).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: amount 1.001 has more decimals than ZMW allows' } });
+    const extra = { ...quoteRequest({ payeeMsisdn: payee.idValue }), somethingNew: { nested: true } };
+    expect((await h.call('POST', '/quoterequests', extra)).status).toBe(200);
+    expect(await h.call('POST', '/quoterequests', '{"quoteId": ')).toEqual({
+      status: 400,
+      body: { statusCode: '3101', message: expect.stringMatching(/^Malformed syntax: /) as unknown },
+    });
+    expect(await h.call('GET', '/no/such/route')).toEqual({ status: 404, body: { statusCode: '3002', message: 'Unknown URI: GET /no/such/route' } });
+  });
+
+  it('answers 4 identical POSTs with the same stored quote; another body under the same id is 3106', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '40' });
+    const first = await h.call('POST', '/quoterequests', body);
+    h.clock.advance(60_000);
+    const retries = await Promise.all([1, 2, 3].map(() => h.call('POST', '/quoterequests', body)));
+    for (const retry of retries) expect(retry).toEqual(first);
+    const changed = await h.call('POST', '/quoterequests', { ...body, amount: '41' });
+    expect(changed).toEqual({ status: 409, body: { statusCode: '3106', message: `Modified request: quote ${String(body['quoteId'])} was requested with another body` } });
+  });
+
+  it('parallel identical quote requests store one quote and answer identically', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '12' });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => h.call('POST', '/quoterequests', body)));
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect(answers[0]?.status).toBe(200);
+  });
+
+  it('GET /health checks the store and the institution', async () => {
+    expect(await h.call('GET', '/health')).toEqual({ status: 200, body: { status: 'ok', checks: { store: 'ok', institution: 'ok' } } });
+  });
+});
+
+describe('incoming payments: ISO 20022 mode', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      env: { API_TYPE: 'iso20022', ISO_REQUIRED_PAYER_KEYS: 'CdtTrfTxInf.Dbtr.Nm', ISO_ANY_OF_PAYER_KEYS: 'CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt,CdtTrfTxInf.Dbtr.PstlAdr.Ctry' },
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('GET /parties carries the LEI and each address key the institution has', async () => {
+    const c = customerWith((candidate) => candidate.status === 'active' && candidate.postalAddress?.AdrLine !== undefined);
+    const answer = await h.call('GET', `/parties/MSISDN/${c.idValue}`);
+    expect(answer.status).toBe(200);
+    const list = (answer.body as { extensionList: Array<{ key: string; value: string }> }).extensionList;
+    expect(list[0]).toEqual({ key: `${P}.Agt.FinInstnId.LEI`, value: LEI });
+    expect(list.length).toBeLessThanOrEqual(16);
+    const address = c.postalAddress ?? {};
+    for (const [field, value] of Object.entries(address)) {
+      const key = field === 'AdrTpCd' ? `${P}.Pty.PstlAdr.AdrTp.Cd` : `${P}.Pty.PstlAdr.${field}`;
+      const found = list.find((item) => item.key === key);
+      if (found !== undefined) expect(found.value).toBe(value);
+    }
+    if (c.countryOfResidence !== undefined) expect(list[1]).toEqual({ key: `${P}.Pty.CtryOfRes`, value: c.countryOfResidence });
+  });
+
+  it('a party with only a name gets the LEI entry alone', async () => {
+    const c = customerWith((candidate) => candidate.status === 'active' && candidate.postalAddress === undefined && candidate.countryOfResidence === undefined);
+    const answer = await h.call('GET', `/parties/MSISDN/${c.idValue}`);
+    expect((answer.body as { extensionList: unknown }).extensionList).toEqual([{ key: `${P}.Agt.FinInstnId.LEI`, value: LEI }]);
+  });
+
+  it('quotes need the payer information of the policy and return the received entries', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const none = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue }));
+    expect(none).toEqual({ status: 400, body: { statusCode: '3102', message: 'Payer information missing: missing CdtTrfTxInf.Dbtr.Nm' } });
+    const nameOnly = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, extensionList: [{ key: 'CdtTrfTxInf.Dbtr.Nm', value: 'Payer Person' }] }));
+    expect(nameOnly.body).toMatchObject({ statusCode: '3102', message: expect.stringContaining('needs one of CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt') as unknown });
+    const entries = [
+      { key: 'CdtTrfTxInf.Dbtr.Nm', value: 'Payer Person' },
+      { key: 'CdtTrfTxInf.Dbtr.PstlAdr.Ctry', value: 'KE' },
+    ];
+    const ok = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, extensionList: entries }));
+    expect(ok.status).toBe(200);
+    expect((ok.body as { extensionList: unknown }).extensionList).toEqual(entries);
+  });
+});

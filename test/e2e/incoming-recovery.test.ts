@@ -1,0 +1,132 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { ManualClock } from '../support/harness.js';
+import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+type Body = Record<string, unknown>;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function reserve(h: Harness, amount: string): Promise<{ transferId: string; payeeAccount: string }> {
+  const payee = customerWith((c) => c.status === 'active');
+  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
+  const quote = await h.call('POST', '/quoterequests', quoteBody);
+  const body = transferRequest(quoteBody, quote.body as Body);
+  expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+  return { transferId: String(body['transferId']), payeeAccount: payee.accountId };
+}
+
+describe('recovery', () => {
+  it('an institution that fails on commit answers 503 and the work is finished once it recovers', async () => {
+    let faulty: FaultyCoreBanking | undefined;
+    const h = await startHarness({
+      overrides: {
+        wrapCoreBanking: (inner) => {
+          faulty = new FaultyCoreBanking(inner, { operations: ['commit'], failures: 3, kind: 'unavailable' });
+          return faulty;
+        },
+      },
+    });
+    cleanups.push(() => h.close());
+    const before = await balances(h);
+    const { transferId, payeeAccount } = await reserve(h, '100');
+    const first = await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(first.status).toBe(503);
+    expect(first.body).toMatchObject({ statusCode: '2003' });
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
+    // The switch's own retry also meets the outage.
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
+    // Not due yet: backoff after the second failure is 2 s.
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    h.clock.advance(2_001);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    h.clock.advance(4_001);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    const after = await balances(h);
+    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n));
+    expect(after.float.held).toBe('0');
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
+    // A late retry from the switch finds it done.
+    expect(await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(await balances(h)).toEqual(after);
+  });
+
+  it('a release that fails is retried by the worker and the reservation returns to the float once', async () => {
+    const h = await startHarness({
+      overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['release'], failures: 1, kind: 'timeout' }) },
+    });
+    cleanups.push(() => h.close());
+    const before = await balances(h);
+    const { transferId } = await reserve(h, '70');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).status).toBe(504);
+    h.clock.advance(1_001);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await balances(h)).toEqual(before);
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).body).toMatchObject({ statusCode: '5104' });
+  });
+
+  it('after a restart between reservation and notification, the worker asks the switch and commits', async () => {
+    const fakeSwitch = await startFakeSwitch();
+    cleanups.push(() => fakeSwitch.close());
+    const clock = new ManualClock();
+    const first = await startHarness({ fakeSwitch, clock });
+    const before = await balances(first);
+    const { transferId, payeeAccount } = await reserve(first, '100');
+    const completed = await reserve(first, '10');
+    const aborted = await reserve(first, '20');
+    await first.stop();
+
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
+    cleanups.push(async () => {
+      await second.close();
+      await first.close();
+    });
+    fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'COMPLETED' } });
+    fakeSwitch.setTransferStatus(completed.transferId, {
+      status: 200,
+      body: { transferId: completed.transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE', fulfil: { body: { transferState: 'COMMITTED' } } },
+    });
+    fakeSwitch.setTransferStatus(aborted.transferId, { status: 200, body: { transferId: aborted.transferId, currentState: 'ABORTED' } });
+    // Not stale yet: nothing is asked.
+    expect(await second.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    clock.advance(120_001);
+    expect(await second.app.recovery.runOnce()).toEqual({ claimed: 3, finished: 3, failed: 0 });
+    const after = await balances(second);
+    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n + 990n));
+    expect(after.float.held).toBe('0');
+    expect((await second.call('GET', `/transfers/${aborted.transferId}`)).body).toMatchObject({ transferState: 'ABORTED' });
+    expect(fakeSwitch.requests.filter((r) => r.method === 'GET')).toHaveLength(3);
+  });
+
+  it('never releases a reservation on a timer alone: unknown at the switch stays reserved', async () => {
+    const h = await startHarness();
+    cleanups.push(() => h.close());
+    const { transferId } = await reserve(h, '15');
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ERROR_OCCURRED' } });
+    h.clock.advance(120_001);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 0 });
+    h.clock.advance(86_400_000);
+    await h.app.recovery.runOnce();
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
+    expect((await balances(h)).float.held).toBe('14.85');
+    // The hub saying it never saw the transfer (3208) is an explicit answer: released.
+    h.fakeSwitch.setTransferStatus(transferId, {
+      status: 200,
+      body: { transferId, currentState: 'ERROR_OCCURRED', lastError: { mojaloopError: { errorInformation: { errorCode: '3208' } } } },
+    });
+    h.clock.advance(600_000);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect((await balances(h)).float.held).toBe('0');
+  });
+});
+
+function addMinor(balance: string, minor: bigint): string {
+  const [whole = '0', fraction = ''] = balance.split('.');
+  const total = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0')) + minor;
+  const cents = (total % 100n).toString().padStart(2, '0').replace(/0+$/, '');
+  return cents === '' ? (total / 100n).toString() : `${total / 100n}.${cents}`;
+}

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { accountOf, balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+type Body = Record<string, unknown>;
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+async function quoteFor(amount: string, payeeStatus = 'active'): Promise<{ quoteBody: Body; quoteAnswer: Body; payeeAccount: string }> {
+  const payee = customerWith((c) => c.status === payeeStatus);
+  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
+  const answer = await h.call('POST', '/quoterequests', quoteBody);
+  expect(answer.status).toBe(200);
+  return { quoteBody, quoteAnswer: answer.body as Body, payeeAccount: payee.accountId };
+}
+
+describe('incoming transfers: reservation', () => {
+  it('reserves the payee amount from the float and answers RESERVED', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { quoteBody, quoteAnswer, payeeAccount } = await quoteFor('100');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    const answer = await h.call('POST', '/transfers', body);
+    expect(answer).toEqual({
+      status: 201,
+      body: { homeTransactionId: body['transferId'], transferState: 'RESERVED', completedTimestamp: '2026-11-23T10:00:00.000Z' },
+    });
+    const after = await balances(h);
+    expect(after.float).toEqual({ balance: before.float.balance, held: '99' });
+    expect(after.of(payeeAccount)).toEqual(before.of(payeeAccount));
+    expect(await h.call('GET', `/transfers/${String(body['transferId'])}`)).toEqual({
+      status: 200,
+      body: {
+        homeTransactionId: body['transferId'],
+        from: { idType: 'MSISDN', idValue: '254700000001' },
+        to: { idType: 'MSISDN', idValue: (quoteBody['to'] as Body)['idValue'] },
+        amountType: 'SEND',
+        currency: 'ZMW',
+        amount: '100',
+        transferState: 'RESERVED',
+        transactionType: 'TRANSFER',
+        timestamp: '2026-11-23T10:00:00.000Z',
+      },
+    });
+  });
+
+  it('checks in order: identifier type, currency, quote, then payee; each rejection moves no money', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { quoteBody, quoteAnswer } = await quoteFor('50');
+    const to = quoteBody['to'] as Body;
+    const cases: Array<[string, Body, number, string]> = [
+      ['idType', transferRequest(quoteBody, quoteAnswer, { to: { ...to, idType: 'EMAIL' }, currency: 'USD' }), 422, '3100'],
+      ['currency', transferRequest(quoteBody, quoteAnswer, { currency: 'USD' }), 422, '5106'],
+      ['unknown quote', transferRequest(quoteBody, { ...quoteAnswer, quoteId: randomUUID() }), 404, '3205'],
+      ['amount', transferRequest(quoteBody, quoteAnswer, { amount: '51' }), 422, '5101'],
+      ['quote amount', transferRequest(quoteBody, { ...quoteAnswer, transferAmount: '49' }), 422, '5101'],
+      ['ilp amount', withIlpAmount(transferRequest(quoteBody, quoteAnswer), '50.01'), 422, '5101'],
+      ['payee', transferRequest(quoteBody, quoteAnswer, { to: { ...to, idValue: '260979999999' } }), 422, '5101'],
+    ];
+    const seen = [];
+    for (const [name, body, , ] of cases) {
+      const answer = await h.call('POST', '/transfers', body);
+      seen.push([name, answer.status, (answer.body as Body)['statusCode']]);
+    }
+    expect(seen).toEqual(cases.map(([name, , status, code]) => [name, status, code]));
+    const mismatch = await h.call('POST', '/transfers', transferRequest(quoteBody, quoteAnswer, { amount: '51' }));
+    expect((mismatch.body as Body)['message']).toBe(`Transfer inconsistent with its quote: differs from quote ${String(quoteAnswer['quoteId'])} in amount`);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('refuses an expired quote with 3302', async () => {
+    h = await startHarness();
+    const { quoteBody, quoteAnswer } = await quoteFor('10');
+    h.clock.advance(3_600_001);
+    const answer = await h.call('POST', '/transfers', transferRequest(quoteBody, quoteAnswer));
+    expect(answer).toEqual({
+      status: 422,
+      body: { statusCode: '3302', message: `Quote expired: quote ${String(quoteAnswer['quoteId'])} expired at 2026-11-23T11:00:00.000Z` },
+    });
+  });
+
+  it('refuses with 5001 when the float cannot cover it, and answers a retry the same', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    // The payee receives 99% of the amount: twice the float is out of reach whatever the fee.
+    const tooMuch = (BigInt(before.float.balance.split('.')[0] ?? '0') * 2n).toString();
+    const { quoteBody, quoteAnswer } = await quoteFor(tooMuch);
+    const body = transferRequest(quoteBody, quoteAnswer);
+    const first = await h.call('POST', '/transfers', body);
+    expect(first.status).toBe(422);
+    expect((first.body as Body)['statusCode']).toBe('5001');
+    expect(await h.call('POST', '/transfers', body)).toEqual(first);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('answers 4 identical POSTs with one reservation and the same answer', async () => {
+    h = await startHarness();
+    const { quoteBody, quoteAnswer } = await quoteFor('20');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    const answers = [];
+    for (let i = 0; i < 4; i += 1) answers.push(await h.call('POST', '/transfers', body));
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect((await balances(h)).float.held).toBe('19.8');
+  });
+
+  it('ends 10 parallel identical POSTs with one reservation', async () => {
+    h = await startHarness();
+    const { quoteBody, quoteAnswer } = await quoteFor('30');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('POST', '/transfers', body)));
+    for (const answer of answers) expect(answer).toEqual({ status: 201, body: answers[0]?.body });
+    expect((await balances(h)).float.held).toBe('29.7');
+  });
+
+  it('answers the same transferId with another body 3106', async () => {
+    h = await startHarness();
+    const { quoteBody, quoteAnswer } = await quoteFor('30');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    const changed = await h.call('POST', '/transfers', { ...body, note: 'changed' });
+    expect(changed).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: `Modified request: transfer ${String(body['transferId'])} was received with another body` },
+    });
+  });
+});
+
+describe('incoming transfers: notification', () => {
+  async function reserved(amount: string): Promise<{ transferId: string; payeeAccount: string }> {
+    const { quoteBody, quoteAnswer, payeeAccount } = await quoteFor(amount);
+    const body = transferRequest(quoteBody, quoteAnswer);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    return { transferId: String(body['transferId']), payeeAccount };
+  }
+
+  it('COMPLETED credits the payee from the reservation, once, however often it is repeated', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { transferId, payeeAccount } = await reserved('100');
+    for (let i = 0; i < 6; i += 1) {
+      expect(await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    }
+    const after = await balances(h);
+    expect(after.of(payeeAccount).balance).toBe(add(before.of(payeeAccount).balance, '99'));
+    expect(after.float).toEqual({ balance: add(before.float.balance, '-99'), held: '0' });
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
+  });
+
+  it('PATCH has the same semantics as PUT', async () => {
+    h = await startHarness();
+    const { transferId } = await reserved('10');
+    expect(await h.call('PATCH', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
+  });
+
+  it('ABORTED releases the reservation and answers transfer-not-completed; a later COMPLETED moves nothing', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { transferId } = await reserved('100');
+    const notCompleted = { status: 422, body: { statusCode: '5104', message: 'Transfer not completed: switch reported ABORTED' } };
+    expect(await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).toEqual(notCompleted);
+    expect(await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).toEqual(notCompleted);
+    expect(await balances(h)).toEqual(before);
+    const late = await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(late).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: `Transfer already finished differently: transfer ${transferId} is ABORTED; completion not applied` },
+    });
+    expect(await balances(h)).toEqual(before);
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'ABORTED' });
+  });
+
+  it('an abort after the commit moves nothing and answers a conflict', async () => {
+    h = await startHarness();
+    const { transferId } = await reserved('100');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(200);
+    const committed = await balances(h);
+    const late = await h.call('PUT', `/transfers/${transferId}`, notification('ERROR_OCCURRED'));
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ statusCode: '3106' });
+    expect(await balances(h)).toEqual(committed);
+  });
+
+  it('unknown transfer 404 3208; malformed transfer id 400', async () => {
+    h = await startHarness();
+    const id = randomUUID();
+    expect(await h.call('PUT', `/transfers/${id}`, notification('COMPLETED'))).toEqual({
+      status: 404,
+      body: { statusCode: '3208', message: `Transfer not found: transfer ${id} is unknown` },
+    });
+    expect(await h.call('GET', `/transfers/${id}`)).toEqual({ status: 404, body: { statusCode: '3208', message: `Transfer not found: transfer ${id} is unknown` } });
+    expect((await h.call('PUT', '/transfers/not-an-id', notification('COMPLETED'))).status).toBe(400);
+  });
+
+  it('accepts ULIDs as transfer ids', async () => {
+    h = await startHarness();
+    const { quoteBody, quoteAnswer } = await quoteFor('5');
+    const body = transferRequest(quoteBody, quoteAnswer, { transferId: '01JDQZ8V6N3W0Y5X7R2T4B9C1M' });
+    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('PUT', '/transfers/01JDQZ8V6N3W0Y5X7R2T4B9C1M', notification('COMPLETED'))).status).toBe(200);
+  });
+});
+
+function withIlpAmount(body: Body, amount: string): Body {
+  const ilpPacket = body['ilpPacket'] as { data: Body };
+  return { ...body, ilpPacket: { data: { ...ilpPacket.data, amount: { amount, currency: 'ZMW' } } } };
+}
+
+function add(a: string, b: string): string {
+  // Test-side arithmetic on ZMW (2 decimals) through integers of minor units.
+  const toMinor = (text: string): bigint => {
+    const negative = text.startsWith('-');
+    const [whole = '0', fraction = ''] = text.replace('-', '').split('.');
+    const value = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0'));
+    return negative ? -value : value;
+  };
+  const sum = toMinor(a) + toMinor(b);
+  const whole = sum / 100n;
+  const fraction = (sum % 100n).toString().padStart(2, '0').replace(/0+$/, '');
+  return fraction === '' ? whole.toString() : `${whole}.${fraction}`;
+}
+
+export { accountOf };
