@@ -60,7 +60,8 @@ export async function collectDebit(context: BookContext, order: CollectOrder): P
   // A prompt checks the account, not the funds: the customer may top up before approving.
   const refusal = 'refusal' in lookup ? lookup.refusal : debitRefusal(lookup.payer, order.amount.currency, order.pending ? 0n : minor);
   const state: DebitState = refusal !== undefined ? 'failed' : order.pending ? 'pending' : 'succeeded';
-  await insertDebit(context, { kind: 'collection', reference: order.reference, payerId: order.payerId, accountId: payer?.accountId ?? null }, order.amount.currency, minor, state, refusal, null);
+  const identity = { kind: 'collection' as const, reference: order.reference, payerId: order.payerId, accountId: payer?.accountId ?? null };
+  await insertDebit(context, identity, order.amount.currency, minor, state, refusal, null);
   if (state === 'succeeded' && payer !== undefined) await move(context, `collect:${order.reference}`, payer, settlement, minor);
   return refusal === undefined ? { state } : { state, refusal };
 }

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/postgres.js';
+import { ConnectorError } from '../../../domain/errors.js';
+import { PostgresDatabase } from '../../store/postgres-database.js';
+import { SandboxLedger } from './ledger.js';
+import { sandboxMigrations } from './sandbox-migrations.js';
+import { TEST_ACCOUNTS, figuresOf } from './sandbox-test-books.js';
+import { seedSandbox } from './seed.js';
+
+/**
+ * The same ledger on PostgreSQL, where transactions do run in parallel (READ COMMITTED) and
+ * row locks, not an exclusive writer, keep the books right. Each case races operations that
+ * would double-spend or deadlock without them, then audits the books.
+ */
+
+const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
+
+let testDatabase: TestDatabase;
+let database: PostgresDatabase;
+let ledger: SandboxLedger;
+/** References the first case managed to reserve; the second commits or releases them. */
+const reserved: string[] = [];
+
+beforeAll(async () => {
+  testDatabase = await createTestDatabase();
+  database = new PostgresDatabase({ url: testDatabase.url, poolMax: 12 });
+  await database.migrate(sandboxMigrations);
+  ledger = new SandboxLedger(database);
+  expect(await seedSandbox(ledger, TEST_ACCOUNTS)).toBe(true);
+  expect(await seedSandbox(ledger, TEST_ACCOUNTS)).toBe(false);
+});
+afterAll(async () => {
+  await database.close();
+  await testDatabase.drop();
+});
+
+async function expectConserved(total: string, held: string): Promise<void> {
+  expect(await ledger.conservationCheck()).toEqual({
+    ok: true,
+    problems: [],
+    currencies: [{ currency: 'ZMW', totalBalance: total, totalFunded: total, totalHeld: held, totalHolds: held }],
+  });
+}
+
+describe('sandbox ledger on PostgreSQL', () => {
+  it('holds once for ten identical reserves at once, and lets only what fits through', async () => {
+    await Promise.all(Array.from({ length: 10 }, () => ledger.reserve('pg-same', zmw('100'), 'acc-payee')));
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '1000', held: '100' });
+    const references = Array.from({ length: 12 }, (_, index) => `pg-fit-${index}`);
+    const outcomes = await Promise.allSettled(references.map((reference) => ledger.reserve(reference, zmw('100'), 'acc-payee')));
+    reserved.push('pg-same', ...references.filter((_, index) => outcomes[index]?.status === 'fulfilled'));
+    expect(reserved).toHaveLength(10);
+    for (const reference of references) expect(await ledger.transactionStatus(reference)).toBe(reserved.includes(reference) ? 'pending' : 'not-found');
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '1000', held: '1000' });
+    await expectConserved('1335', '1000');
+  });
+
+  it('settles commits and releases racing on the same references exactly once each', async () => {
+    const commits = reserved.slice(0, 5);
+    const releases = reserved.slice(5);
+    await Promise.all([
+      ...commits.flatMap((reference) => [ledger.commit(reference, zmw('100'), 'acc-payee'), ledger.commit(reference, zmw('100'), 'acc-payee')]),
+      ...releases.flatMap((reference) => [ledger.release(reference), ledger.release(reference)]),
+    ]);
+    for (const reference of commits) expect(await ledger.transactionStatus(reference)).toBe('succeeded');
+    for (const reference of releases) expect(await ledger.transactionStatus(reference)).toBe('failed');
+    expect(await figuresOf(ledger, 'acc-payee')).toEqual({ balance: '550', held: '0' });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '500', held: '0' });
+    await expectConserved('1335', '0');
+  });
+
+  it('debits and refunds once under racing duplicates, without deadlocking against commits', async () => {
+    await ledger.reserve('pg-mixed', zmw('10'), 'acc-payer');
+    await Promise.all([
+      ...Array.from({ length: 5 }, () => ledger.collect('pg-c-1', '260971000102', zmw('50'))),
+      ...Array.from({ length: 5 }, () => ledger.commit('pg-mixed', zmw('10'), 'acc-payer')),
+      ...Array.from({ length: 5 }, () => ledger.collect('pg-c-2', 'acc-shop', zmw('5'))),
+    ]);
+    await Promise.all(Array.from({ length: 5 }, () => ledger.refund('pg-r-1', 'pg-c-1', zmw('20'), '260971000102')));
+    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '180', held: '0' });
+    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '50', held: '0' });
+    expect(await figuresOf(ledger, 'outgoing-settlement-zmw')).toEqual({ balance: '35', held: '0' });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '0' });
+    await expectConserved('1335', '0');
+  });
+
+  it('never leaves float held when a release races its own reserve', async () => {
+    const references = Array.from({ length: 8 }, (_, index) => `pg-race-${index}`);
+    const outcomes = await Promise.all(
+      references.map(async (reference) => {
+        const [reserve, release] = await Promise.allSettled([ledger.reserve(reference, zmw('10'), 'acc-payee'), ledger.release(reference)]);
+        const refused = reserve.status === 'rejected' && reserve.reason instanceof ConnectorError ? reserve.reason.errorName : reserve.status;
+        return [refused, release.status, await ledger.transactionStatus(reference)];
+      }),
+    );
+    for (const outcome of outcomes) expect([['fulfilled', 'fulfilled', 'failed'], ['TransferStateConflict', 'fulfilled', 'failed']]).toContainEqual(outcome);
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '0' });
+    await expectConserved('1335', '0');
+  });
+
+  it('moves 18-digit amounts exactly', async () => {
+    await ledger.fund('float-zmw', zmw('999999999999999999'), 'pg-top-up');
+    await ledger.reserve('pg-big', zmw('999999999999999999.99'), 'acc-shop');
+    await ledger.commit('pg-big', zmw('999999999999999999.99'), 'acc-shop');
+    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '1000000000000000049.99', held: '0' });
+    await expectConserved('1000000000000001334', '0');
+  });
+});
