@@ -42,8 +42,7 @@ export class FaultyCoreBanking implements CoreBanking {
   readonly #options: FaultOptions;
   readonly #random: () => number;
   #failuresLeft: number;
-  /** How many calls this wrapper has failed so far. */
-  injected = 0;
+  #injected = 0;
 
   constructor(inner: CoreBanking, options: FaultOptions) {
     const hasCount = options.failures !== undefined;
@@ -57,6 +56,11 @@ export class FaultyCoreBanking implements CoreBanking {
     this.#failuresLeft = options.failures ?? 0;
     this.name = inner.name;
     this.capabilities = inner.capabilities;
+  }
+
+  /** How many calls this wrapper has failed so far. */
+  get injected(): number {
+    return this.#injected;
   }
 
   lookupParty(id: PartyId): Promise<PartyDetails> {
@@ -97,7 +101,7 @@ export class FaultyCoreBanking implements CoreBanking {
 
   async #call<T>(operation: FaultyOperation, call: () => Promise<T>): Promise<T> {
     if (!this.#shouldFail(operation)) return call();
-    this.injected += 1;
+    this.#injected += 1;
     if (this.#options.kind === 'unavailable') throw new ConnectorError('InstitutionUnavailable', `injected fault on ${operation}`);
     // The institution did (or refused) the work; only its answer is lost, whichever it was.
     await call().catch(() => undefined);

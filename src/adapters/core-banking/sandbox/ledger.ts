@@ -66,22 +66,22 @@ export class SandboxLedger {
   }
 
   /** Where a collection, refund or reservation stands, from stored state. */
-  transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
-    return this.#write(async (context) => {
-      const debit = await debitState(context, reference);
-      if (debit !== undefined) return debit;
-      const hold = await holdState(context, reference);
-      switch (hold) {
-        case undefined:
-          return 'not-found';
-        case 'HELD':
-          return 'pending';
-        case 'CAPTURED':
-          return 'succeeded';
-        case 'RELEASED':
-          return 'failed';
-      }
-    });
+  async transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
+    // A read: it need not queue behind writes, and a reference's row answers on its own.
+    const context: BookContext = { trx: this.#database.reader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString() };
+    const debit = await debitState(context, reference);
+    if (debit !== undefined) return debit;
+    const hold = await holdState(context, reference);
+    switch (hold) {
+      case undefined:
+        return 'not-found';
+      case 'HELD':
+        return 'pending';
+      case 'CAPTURED':
+        return 'succeeded';
+      case 'RELEASED':
+        return 'failed';
+    }
   }
 
   /**
@@ -103,10 +103,12 @@ export class SandboxLedger {
     return findCustomer(this.#database.reader<SandboxSchema>(), id);
   }
 
+  /** Every account, in account-id order; one statement, so one consistent state. */
   async balances(): Promise<AccountBalance[]> {
-    return this.#write((context) => readBalances(context.trx));
+    return readBalances(this.#database.reader<SandboxSchema>());
   }
 
+  /** Audits the books inside one transaction, so that every figure comes from the same state. */
   async conservationCheck(): Promise<ConservationReport> {
     return this.#write((context) => checkConservation(context.trx));
   }
@@ -143,7 +145,7 @@ export class SandboxLedger {
       .execute();
     const minor = toMinorUnits(balance, currency);
     const account: Account = { accountId, kind, currency, status, balance: 0n, held: 0n };
-    if (minor > 0n) await fundAccount(context, `fund:open:${accountId}`, account, minor);
+    if (minor > 0n) await fundAccount(context, `open:${accountId}`, account, minor);
   }
 
   async #accountIn(context: BookContext, accountId: string, currency: string): Promise<Account> {
