@@ -24,6 +24,13 @@ import { systemClock, type Clock } from './ports/clock.js';
 import type { Logger } from './ports/logger.js';
 import type { SwitchConnector } from './ports/switch-connector.js';
 import { buildIncomingServer } from './http/incoming-server.js';
+import { OutgoingPayments } from './aggregate/outgoing-payments.js';
+import { OutgoingRecovery } from './aggregate/outgoing-recovery.js';
+import { OutgoingSettlement } from './aggregate/outgoing-settlement.js';
+import { outgoingMigrations } from './adapters/store/outgoing-migrations.js';
+import { SqlOutgoingStore } from './adapters/store/outgoing-store.js';
+import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
+import { buildOutgoingServer } from './http/outgoing-server.js';
 import type { HealthCheck } from './http/health.js';
 
 /** Replaceable parts, for tests and the benchmark. */
@@ -45,8 +52,11 @@ export interface App {
   readonly incoming: IncomingPayments;
   readonly recovery: InboundRecovery;
   readonly incomingServer: FastifyInstance;
-  /** Starts the servers and the recovery loop; resolves with the servers' base URLs. */
-  start(): Promise<{ incomingUrl: string }>;
+  readonly outgoing: OutgoingPayments;
+  readonly outgoingRecovery: OutgoingRecovery;
+  readonly outgoingServer: FastifyInstance;
+  /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
+  start(): Promise<{ incomingUrl: string; outgoingUrl: string }>;
   /** Stops accepting requests, finishes what is under way, closes the database. */
   stop(): Promise<void>;
 }
@@ -55,14 +65,14 @@ export interface App {
 export async function buildApp(config: Config, logger: Logger, overrides: AppOverrides = {}): Promise<App> {
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await openDatabase(config.store, logger));
-  await database.migrate([...connectorMigrations, ...sandboxMigrations]);
+  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations]);
 
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
   if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
   const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
   const coreBanking = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
-  const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs });
+  const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs, transferTimeoutMs: config.outgoing.transferTimeoutMs });
   const switchConnector = overrides.switchConnector ?? sdkClient;
 
   const store = new SqlInboundStore(database, () => clock.now());
@@ -97,6 +107,34 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   };
   const incomingServer = buildIncomingServer(incoming, health, { logger, bodyLimitBytes: config.bodyLimitBytes, name: 'incoming' });
 
+  const outgoingStore = new SqlOutgoingStore(database, () => clock.now());
+  const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery);
+  const outgoing = new OutgoingPayments({
+    settings: { supportedIdType: config.supportedIdType, currency: config.currency, apiType: config.apiType, birthKeys: config.outgoing.birthKeys },
+    coreBanking,
+    store: outgoingStore,
+    settlement: outgoingSettlement,
+    switchConnector,
+    clock,
+    logger,
+  });
+  const outgoingRecovery = new OutgoingRecovery(outgoingStore, outgoing, outgoingSettlement, coreBanking, clock, logger, {
+    batchSize: config.recovery.batchSize,
+    transferTimeoutMs: config.outgoing.transferTimeoutMs,
+    callbackWaitMs: config.outgoing.callbackWaitMs,
+    intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
+    leaseMs: config.recovery.leaseMs,
+  });
+  const outgoingLoop = new RecoveryLoop(() => outgoingRecovery.runOnce(), config.recovery.intervalMs, logger);
+  const outgoingServer = buildOutgoingServer(outgoing, health, {
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    name: 'outgoing',
+    channelApiKey: config.outgoing.channelApiKey,
+    callbackSecret: config.outgoing.callbackSecret,
+    callbackSecretHeader: config.outgoing.callbackSecretHeader,
+  });
+
   return {
     config,
     database,
@@ -105,14 +143,28 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     incoming,
     recovery,
     incomingServer,
+    outgoing,
+    outgoingRecovery,
+    outgoingServer,
     async start() {
       const incomingUrl = await incomingServer.listen({ host: config.host, port: config.incomingPort });
+      const outgoingUrl = await outgoingServer.listen({ host: config.host, port: config.outgoingPort });
       loop.start();
-      logger.info({ incomingUrl, adapter: coreBanking.name, apiType: config.apiType, store: database.dialect }, 'connector started');
-      return { incomingUrl };
+      outgoingLoop.start();
+      if (config.outgoing.demoCredentials) {
+        logger.warn({}, 'outgoing server uses the demo OUTGOING_API_KEY or CALLBACK_SECRET (see README); set your own outside a demo');
+      }
+      if (config.outgoing.transferTimeoutMs < TRANSFER_TIMEOUT_FLOOR_MS) {
+        logger.warn({ transferTimeoutMs: config.outgoing.transferTimeoutMs }, 'SDK_TRANSFER_TIMEOUT_MS is below 95 s: the switch connector may still be working when we give up');
+      }
+      logger.info({ incomingUrl, outgoingUrl, adapter: coreBanking.name, outgoingFlow: coreBanking.capabilities.outgoingFlow, apiType: config.apiType, store: database.dialect }, 'connector started');
+      return { incomingUrl, outgoingUrl };
     },
     async stop() {
       await loop.stop();
+      await outgoingLoop.stop();
+      await outgoingServer.close();
+      await outgoing.idle();
       await incomingServer.close();
       await sdkClient.close();
       await coreBanking.close?.();
@@ -137,5 +189,5 @@ async function createCoreBanking(
       : parseSandboxAccountsFile(await readFile(config.sandboxAccountsFile, 'utf8'));
   const seeded = await seedSandbox(ledger, accounts);
   logger.info({ seeded }, 'sandbox institution ready');
-  return { coreBanking: new SandboxCoreBanking(ledger, { outgoingFlow: 'bank' }), sandbox: ledger };
+  return { coreBanking: new SandboxCoreBanking(ledger, { outgoingFlow: config.outgoing.sandboxFlow }), sandbox: ledger };
 }

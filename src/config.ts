@@ -59,7 +59,30 @@ export interface Config {
   };
   /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
   readonly faults: FaultSettings | undefined;
+  readonly outgoing: OutgoingConfig;
 }
+
+/** Settings of the outgoing-payments server (port 3004). */
+export interface OutgoingConfig {
+  /** The customer channel's key, sent as x-api-key. */
+  readonly channelApiKey: string;
+  /** The institution's payment provider's secret on PUT /callback, sent in callbackSecretHeader. */
+  readonly callbackSecret: string;
+  readonly callbackSecretHeader: string;
+  /** True when either credential is the documented demo value (a warning is logged at start-up). */
+  readonly demoCredentials: boolean;
+  /** Timeout of the switch connector's blocking POST and PUT /transfers (at least 95 s in production). */
+  readonly transferTimeoutMs: number;
+  /** Without a callback this long after the payment prompt, the institution is asked. */
+  readonly callbackWaitMs: number;
+  /** iso20022 mode: the payer birth keys sent (the spec's, the ISO-exact paths, or both). */
+  readonly birthKeys: 'spec' | 'iso-exact' | 'both';
+  /** The sandbox institution's outgoing flow (CBS_ADAPTER=sandbox only). */
+  readonly sandboxFlow: 'bank' | 'mobile-operator';
+}
+
+export const DEMO_CHANNEL_API_KEY = 'demo-channel-key-change-me';
+export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -141,12 +164,35 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
     },
     faults: readFaultSettings(env, problems),
+    outgoing: readOutgoing(read, problems),
   };
   if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
     problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function readOutgoing(read: Reader, problems: string[]): OutgoingConfig {
+  const channelApiKey = read.string('OUTGOING_API_KEY', DEMO_CHANNEL_API_KEY);
+  const callbackSecret = read.string('CALLBACK_SECRET', DEMO_CALLBACK_SECRET);
+  for (const [name, value] of [['OUTGOING_API_KEY', channelApiKey], ['CALLBACK_SECRET', callbackSecret]] as const) {
+    if (value.length < 16) problems.push(`${name}: must be at least 16 characters`);
+  }
+  if (channelApiKey === callbackSecret) problems.push('OUTGOING_API_KEY and CALLBACK_SECRET: must differ');
+  const callbackSecretHeader = read.string('CALLBACK_SECRET_HEADER', 'x-callback-secret').toLowerCase();
+  if (!/^[a-z0-9-]{1,64}$/.test(callbackSecretHeader)) problems.push(`CALLBACK_SECRET_HEADER: "${callbackSecretHeader}" is not a header name`);
+  if (callbackSecretHeader === 'x-api-key') problems.push('CALLBACK_SECRET_HEADER: must differ from the channel\'s x-api-key');
+  return {
+    channelApiKey,
+    callbackSecret,
+    callbackSecretHeader,
+    demoCredentials: channelApiKey === DEMO_CHANNEL_API_KEY || callbackSecret === DEMO_CALLBACK_SECRET,
+    transferTimeoutMs: read.integer('SDK_TRANSFER_TIMEOUT_MS', 100_000, 1000, 600_000),
+    callbackWaitMs: read.integer('CALLBACK_WAIT_MS', 300_000, 1000, 86_400_000),
+    birthKeys: read.oneOf('OUTGOING_BIRTH_KEYS', ['spec', 'iso-exact', 'both'] as const, 'spec'),
+    sandboxFlow: read.oneOf('SANDBOX_OUTGOING_FLOW', ['bank', 'mobile-operator'] as const, 'bank'),
+  };
 }
 
 function readCoreBanking(name: string, env: Env, problems: string[]): AdapterOptions {

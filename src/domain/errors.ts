@@ -52,6 +52,11 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorName = keyof typeof ERROR_CATALOGUE;
 
+/** Reads a stored error name back into the catalogue's type. */
+export function isErrorName(name: string): name is ErrorName {
+  return Object.hasOwn(ERROR_CATALOGUE, name);
+}
+
 /** The one error type the connector throws on purpose. `message` is safe to show the caller. */
 export class ConnectorError extends Error {
   readonly errorName: ErrorName;

@@ -1,3 +1,5 @@
+import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from './outgoing-switch.js';
+
 /**
  * The switch connector's outbound API (SDK_BASE_URL), as far as the connector uses it.
  * Adapters throw ConnectorError SdkClientError (the switch answered with an error),
@@ -21,4 +23,8 @@ export interface SwitchTransferStatus {
 export interface SwitchConnector {
   /** GET /transfers/{transferId}: where the hub says a transfer stands. */
   getTransfer(transferId: string): Promise<SwitchTransferStatus>;
+  /** POST /transfers: starts an outbound transfer; blocks through lookup, quote (and FX). */
+  initiateTransfer(request: OutboundTransferRequest): Promise<OutboundAnswer>;
+  /** PUT /transfers/{transferId}: accepts or aborts the conversion or the quote. */
+  continueTransfer(transferId: string, continuation: TransferContinuation): Promise<OutboundAnswer>;
 }

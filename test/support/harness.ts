@@ -29,8 +29,11 @@ export interface Harness {
   readonly clock: ManualClock;
   readonly fakeSwitch: FakeSwitch;
   readonly incomingUrl: string;
+  readonly outgoingUrl: string;
   readonly dataDir: string;
   call(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<HttpAnswer>;
+  /** A call to the outgoing server, with the channel's API key unless `headers` says otherwise. */
+  callOutgoing(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
   /** Stops the app but keeps the database file, for restart tests. */
   stop(): Promise<void>;
   /** Stops everything and removes the database. */
@@ -49,8 +52,8 @@ export interface HarnessOptions {
 /** The whole connector on loopback, on a real SQLite file, with the sandbox institution. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'cc-test-'));
-  const fakeSwitch = options.fakeSwitch ?? (await startFakeSwitch());
   const clock = options.clock ?? new ManualClock();
+  const fakeSwitch = options.fakeSwitch ?? (await startFakeSwitch({ now: () => clock.now() }));
   const config = loadConfig({
     DATABASE_URL: join(dataDir, 'connector.db'),
     INCOMING_PORT: '0',
@@ -60,11 +63,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     SDK_TIMEOUT_MS: '2000',
     RECOVERY_INTERVAL_MS: '3600000',
     RECOVERY_BASE_BACKOFF_MS: '1000',
+    SDK_TRANSFER_TIMEOUT_MS: '1500',
+    OUTGOING_API_KEY: TEST_CHANNEL_API_KEY,
+    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     ...options.env,
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   const app = await buildApp(config, logger, { ...options.overrides, clock });
-  const { incomingUrl } = await app.start();
+  const { incomingUrl, outgoingUrl } = await app.start();
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -76,18 +82,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     clock,
     fakeSwitch,
     incomingUrl,
+    outgoingUrl,
     dataDir,
-    async call(method, path, body) {
-      const response = await request(`${incomingUrl}${path}`, {
-        method,
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-      });
-      const text = await response.body.text();
-      return { status: response.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
-    },
+    call: (method, path, body) => send(incomingUrl, method, path, body, {}),
+    callOutgoing: (method, path, body, headers) => send(outgoingUrl, method, path, body, headers ?? { 'x-api-key': TEST_CHANNEL_API_KEY }),
     stop,
     async close() {
       await stop();
@@ -95,4 +93,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The outgoing server's credentials in tests (the demo defaults are only for `npm start`). */
+export const TEST_CHANNEL_API_KEY = 'test-channel-key-0123456789';
+export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789';
+
+async function send(baseUrl: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<HttpAnswer> {
+  const response = await request(`${baseUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }

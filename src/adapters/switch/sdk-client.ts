@@ -1,13 +1,23 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../domain/errors.js';
+import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from '../../ports/outgoing-switch.js';
 import type { SwitchConnector, SwitchTransferStatus } from '../../ports/switch-connector.js';
+import { readErrorTransferState, readOutboundTransfer } from './outbound-transfer.js';
 
 export interface SdkClientOptions {
   readonly baseUrl: string;
   /** Timeout of calls that return quickly (status queries, accept/abort). */
   readonly timeoutMs: number;
+  /**
+   * Timeout of POST /transfers and PUT /transfers/{id}, which block while the switch connector
+   * looks up the party, quotes, converts or transfers (at least 95 s in production).
+   */
+  readonly transferTimeoutMs?: number;
   readonly connections?: number;
 }
+
+/** The floor production needs for the blocking transfer calls (the switch connector's own waits). */
+export const TRANSFER_TIMEOUT_FLOOR_MS = 95_000;
 
 export interface SdkResponse {
   readonly status: number;
@@ -34,6 +44,42 @@ export class SdkClient implements SwitchConnector {
     if (response.status === 404) return { currentState: 'UNKNOWN' };
     if (response.status >= 400) throw sdkError(response);
     return { currentState: transferStatusOf(response.body) };
+  }
+
+  /** POST /transfers. Never repeated here: a second POST would start a second transfer. */
+  async initiateTransfer(transferRequest: OutboundTransferRequest): Promise<OutboundAnswer> {
+    return this.outbound('POST', '/transfers', transferRequest);
+  }
+
+  /** PUT /transfers/{id} with one of acceptQuote or acceptConversion. */
+  async continueTransfer(transferId: string, continuation: TransferContinuation): Promise<OutboundAnswer> {
+    return this.outbound('PUT', `/transfers/${encodeURIComponent(transferId)}`, continuation);
+  }
+
+  /** Sorts an outbound transfer exchange into answered, failed (the transfer did not proceed) or unknown. */
+  private async outbound(method: 'POST' | 'PUT', path: string, body: unknown): Promise<OutboundAnswer> {
+    const timeoutMs = this.options.transferTimeoutMs ?? Math.max(this.options.timeoutMs, TRANSFER_TIMEOUT_FLOOR_MS);
+    let response: SdkResponse;
+    try {
+      response = await this.call(method, path, body, timeoutMs);
+    } catch (error) {
+      if (error instanceof ConnectorError && error.errorName === 'SdkTimeout') return { outcome: 'unknown', reason: error.message };
+      if (error instanceof ConnectorError) return { outcome: 'failed', httpStatus: 0, statusCode: 'none', message: error.message };
+      throw error;
+    }
+    if (response.status >= 200 && response.status < 300) return { outcome: 'answered', transfer: readOutboundTransfer(response.body) };
+    const transfer = readErrorTransferState(response.body);
+    const failure = sdkError(response);
+    if (response.status === 504) {
+      return { outcome: 'unknown', reason: failure.message, ...(transfer === undefined ? {} : { transfer }) };
+    }
+    return {
+      outcome: 'failed',
+      httpStatus: response.status,
+      statusCode: errorStatusCode(response.body),
+      message: failure.message,
+      ...(transfer === undefined ? {} : { transfer }),
+    };
   }
 
   /** One HTTP exchange with an explicit timeout; a timeout or a reset is SdkTimeout (outcome unknown). */
@@ -78,10 +124,15 @@ export function transferStatusOf(body: unknown): SwitchTransferStatus['currentSt
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */
 export function sdkError(response: SdkResponse): ConnectorError {
   const body = isObject(response.body) ? response.body : {};
-  const statusCode = body['statusCode'];
-  const code = typeof statusCode === 'string' || typeof statusCode === 'number' ? String(statusCode) : 'none';
+  const code = errorStatusCode(body);
   const message = typeof body['message'] === 'string' ? body['message'].slice(0, 128) : 'no message';
   return new ConnectorError('SdkClientError', `HTTP ${response.status}, statusCode ${code}: ${message}`);
+}
+
+/** The statusCode of an error body as text: business errors send a string, validation errors a number. */
+export function errorStatusCode(body: unknown): string {
+  const statusCode = isObject(body) ? body['statusCode'] : undefined;
+  return typeof statusCode === 'string' || typeof statusCode === 'number' ? String(statusCode) : 'none';
 }
 
 function pick(value: unknown, path: readonly string[]): unknown {

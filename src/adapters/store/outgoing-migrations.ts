@@ -1,0 +1,48 @@
+import type { Migration } from './sql-database.js';
+
+/**
+ * The outgoing payments table. homeTransactionId is the key the channel gives; transferId is
+ * unique once the switch has assigned it. Amounts are decimal strings, timestamps ISO 8601 UTC
+ * with milliseconds (they sort as text), as in connector-migrations.ts.
+ */
+export const outgoingMigrations: readonly Migration[] = [
+  {
+    id: 'outgoing-001-payments',
+    async up(db) {
+      await db.schema
+        .createTable('outgoing_payments')
+        .addColumn('home_transaction_id', 'varchar(128)', (c) => c.primaryKey())
+        .addColumn('transfer_id', 'varchar(64)', (c) => c.unique())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('kind', 'varchar(32)', (c) => c.notNull())
+        .addColumn('amount_type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('flow', 'varchar(32)', (c) => c.notNull())
+        .addColumn('state', 'varchar(32)', (c) => c.notNull())
+        .addColumn('payer_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('payee_id_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('payee_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('send_amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('send_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('receive_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('debit_amount', 'varchar(40)')
+        .addColumn('terms', 'text')
+        .addColumn('quote_expiration', 'varchar(30)')
+        .addColumn('switch_state', 'varchar(64)')
+        .addColumn('institution_reference', 'varchar(128)')
+        .addColumn('callback_code', 'varchar(32)')
+        .addColumn('error_name', 'varchar(64)')
+        .addColumn('error_message', 'varchar(256)')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'varchar(30)')
+        .addColumn('last_error', 'varchar(256)')
+        .addColumn('needs_attention', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_until', 'varchar(30)')
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('outgoing_payments_due').on('outgoing_payments').columns(['state', 'next_attempt_at']).execute();
+      await db.schema.createIndex('outgoing_payments_stale').on('outgoing_payments').columns(['state', 'updated_at']).execute();
+      await db.schema.createIndex('outgoing_payments_attention').on('outgoing_payments').columns(['needs_attention', 'updated_at']).execute();
+    },
+  },
+];

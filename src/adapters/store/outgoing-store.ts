@@ -1,0 +1,267 @@
+import type { Kysely, Selectable } from 'kysely';
+import { parseOutgoingState, type OutgoingState } from '../../aggregate/outgoing-state.js';
+import { AssertionFailed } from '../../domain/errors.js';
+import { isPartyIdType, type PartyIdType } from '../../domain/identifiers.js';
+import type { OutgoingFlow } from '../../ports/core-banking.js';
+import type {
+  ClaimOptions,
+  NewOutgoingPayment,
+  OutgoingChanges,
+  OutgoingPaymentRecord,
+  OutgoingStore,
+  PaymentKind,
+} from '../../ports/outgoing-store.js';
+import type { SqlDatabase } from './sql-database.js';
+
+interface OutgoingPaymentsTable {
+  home_transaction_id: string;
+  transfer_id: string | null;
+  request_hash: string;
+  kind: string;
+  amount_type: string;
+  flow: string;
+  state: string;
+  payer_id: string;
+  payee_id_type: string;
+  payee_id: string;
+  send_amount: string;
+  send_currency: string;
+  receive_currency: string;
+  debit_amount: string | null;
+  terms: string | null;
+  quote_expiration: string | null;
+  switch_state: string | null;
+  institution_reference: string | null;
+  callback_code: string | null;
+  error_name: string | null;
+  error_message: string | null;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  needs_attention: number;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Schema {
+  outgoing_payments: OutgoingPaymentsTable;
+}
+
+type Db = Kysely<Schema>;
+
+/** The outgoing store on any SqlDatabase (SQLite or PostgreSQL), in the pattern of inbound-store.ts. */
+export class SqlOutgoingStore implements OutgoingStore {
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  insert(payment: NewOutgoingPayment): Promise<{ record: OutgoingPaymentRecord; created: boolean }> {
+    return this.database.transaction<Schema, { record: OutgoingPaymentRecord; created: boolean }>(async (trx) => {
+      const inserted = await trx
+        .insertInto('outgoing_payments')
+        .values(newRow(payment))
+        .onConflict((oc) => oc.column('home_transaction_id').doNothing())
+        .executeTakeFirst();
+      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+      return { record: await selectPayment(trx, payment.homeTransactionId), created };
+    });
+  }
+
+  async findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined> {
+    const row = await this.database
+      .reader<Schema>()
+      .selectFrom('outgoing_payments')
+      .selectAll()
+      .where('home_transaction_id', '=', homeTransactionId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : paymentFromRow(row);
+  }
+
+  async findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined> {
+    const row = await this.database
+      .reader<Schema>()
+      .selectFrom('outgoing_payments')
+      .selectAll()
+      .where('transfer_id', '=', transferId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : paymentFromRow(row);
+  }
+
+  transition(
+    homeTransactionId: string,
+    from: readonly OutgoingState[],
+    to: OutgoingState,
+    changes: OutgoingChanges = {},
+  ): Promise<OutgoingPaymentRecord | undefined> {
+    return this.database.transaction<Schema, OutgoingPaymentRecord | undefined>(async (trx) => {
+      const result = await trx
+        .updateTable('outgoing_payments')
+        .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
+        .where('home_transaction_id', '=', homeTransactionId)
+        .where('state', 'in', [...from])
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return undefined;
+      return selectPayment(trx, homeTransactionId);
+    });
+  }
+
+  async recordAttempt(homeTransactionId: string, changes: OutgoingChanges): Promise<void> {
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('outgoing_payments')
+        .set({ ...changeColumns(changes), lease_until: null })
+        .where('home_transaction_id', '=', homeTransactionId)
+        .execute();
+    });
+  }
+
+  claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]> {
+    return this.database.transaction<Schema, OutgoingPaymentRecord[]>(async (trx) => {
+      let candidates = trx
+        .selectFrom('outgoing_payments')
+        .select('home_transaction_id')
+        .where('state', 'in', [...options.states])
+        .where((eb) =>
+          eb.or([
+            eb('next_attempt_at', '<=', options.now),
+            eb.and([eb('next_attempt_at', 'is', null), eb('updated_at', '<=', options.staleBefore)]),
+          ]),
+        )
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', options.now)]))
+        .orderBy('updated_at')
+        .limit(options.limit);
+      if (this.database.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+      const ids = (await candidates.execute()).map((row) => row.home_transaction_id);
+      if (ids.length === 0) return [];
+      await trx.updateTable('outgoing_payments').set({ lease_until: options.leaseUntil }).where('home_transaction_id', 'in', ids).execute();
+      const rows = await trx.selectFrom('outgoing_payments').selectAll().where('home_transaction_id', 'in', ids).orderBy('updated_at').execute();
+      return rows.map(paymentFromRow);
+    });
+  }
+
+  async listNeedingAttention(limit: number): Promise<OutgoingPaymentRecord[]> {
+    const rows = await this.database
+      .reader<Schema>()
+      .selectFrom('outgoing_payments')
+      .selectAll()
+      .where('needs_attention', '=', 1)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map(paymentFromRow);
+  }
+}
+
+async function selectPayment(trx: Db, homeTransactionId: string): Promise<OutgoingPaymentRecord> {
+  const row = await trx
+    .selectFrom('outgoing_payments')
+    .selectAll()
+    .where('home_transaction_id', '=', homeTransactionId)
+    .executeTakeFirstOrThrow();
+  return paymentFromRow(row);
+}
+
+function newRow(payment: NewOutgoingPayment): OutgoingPaymentsTable {
+  return {
+    home_transaction_id: payment.homeTransactionId,
+    transfer_id: null,
+    request_hash: payment.requestHash,
+    kind: payment.kind,
+    amount_type: payment.amountType,
+    flow: payment.flow,
+    state: 'INITIATING',
+    payer_id: payment.payerId,
+    payee_id_type: payment.payeeIdType,
+    payee_id: payment.payeeId,
+    send_amount: payment.sendAmount,
+    send_currency: payment.sendCurrency,
+    receive_currency: payment.receiveCurrency,
+    debit_amount: null,
+    terms: null,
+    quote_expiration: null,
+    switch_state: null,
+    institution_reference: null,
+    callback_code: null,
+    error_name: null,
+    error_message: null,
+    attempts: 0,
+    next_attempt_at: null,
+    last_error: null,
+    needs_attention: 0,
+    lease_until: null,
+    created_at: payment.createdAt,
+    updated_at: payment.createdAt,
+  };
+}
+
+function changeColumns(changes: OutgoingChanges): Partial<OutgoingPaymentsTable> {
+  const columns: Partial<OutgoingPaymentsTable> = {};
+  if (changes.transferId !== undefined) columns.transfer_id = changes.transferId;
+  if (changes.debitAmount !== undefined) columns.debit_amount = changes.debitAmount;
+  if (changes.terms !== undefined) columns.terms = changes.terms;
+  if (changes.quoteExpiration !== undefined) columns.quote_expiration = changes.quoteExpiration;
+  if (changes.switchState !== undefined) columns.switch_state = changes.switchState.slice(0, 64);
+  if (changes.institutionReference !== undefined) columns.institution_reference = changes.institutionReference.slice(0, 128);
+  if (changes.callbackCode !== undefined) columns.callback_code = changes.callbackCode.slice(0, 32);
+  if (changes.errorName !== undefined) columns.error_name = changes.errorName;
+  if (changes.errorMessage !== undefined) columns.error_message = changes.errorMessage.slice(0, 256);
+  if (changes.attempts !== undefined) columns.attempts = changes.attempts;
+  if (changes.nextAttemptAt !== undefined) columns.next_attempt_at = changes.nextAttemptAt;
+  if (changes.lastError !== undefined) columns.last_error = changes.lastError === null ? null : changes.lastError.slice(0, 256);
+  if (changes.needsAttention !== undefined) columns.needs_attention = changes.needsAttention ? 1 : 0;
+  return columns;
+}
+
+function paymentFromRow(row: Selectable<OutgoingPaymentsTable>): OutgoingPaymentRecord {
+  return {
+    homeTransactionId: row.home_transaction_id,
+    transferId: row.transfer_id,
+    requestHash: row.request_hash,
+    kind: kindOf(row.kind),
+    amountType: amountTypeOf(row.amount_type),
+    flow: flowOf(row.flow),
+    state: parseOutgoingState(row.state),
+    payerId: row.payer_id,
+    payeeIdType: idTypeOf(row.payee_id_type),
+    payeeId: row.payee_id,
+    sendAmount: row.send_amount,
+    sendCurrency: row.send_currency,
+    receiveCurrency: row.receive_currency,
+    debitAmount: row.debit_amount,
+    terms: row.terms,
+    quoteExpiration: row.quote_expiration,
+    switchState: row.switch_state,
+    institutionReference: row.institution_reference,
+    callbackCode: row.callback_code,
+    errorName: row.error_name,
+    errorMessage: row.error_message,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    needsAttention: Number(row.needs_attention) === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function kindOf(text: string): PaymentKind {
+  if (text === 'SEND_MONEY' || text === 'MERCHANT_PAYMENT') return text;
+  throw new AssertionFailed(`stored payment kind ${text}`);
+}
+
+function amountTypeOf(text: string): 'SEND' | 'RECEIVE' {
+  if (text === 'SEND' || text === 'RECEIVE') return text;
+  throw new AssertionFailed(`stored amount type ${text}`);
+}
+
+function flowOf(text: string): OutgoingFlow {
+  if (text === 'bank' || text === 'mobile-operator') return text;
+  throw new AssertionFailed(`stored outgoing flow ${text}`);
+}
+
+function idTypeOf(text: string): PartyIdType {
+  if (isPartyIdType(text)) return text;
+  throw new AssertionFailed(`stored identifier type ${text}`);
+}

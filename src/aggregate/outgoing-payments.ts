@@ -1,0 +1,307 @@
+import { ConnectorError, assert } from '../domain/errors.js';
+import { isSwitchId } from '../domain/identifiers.js';
+import { requestHash } from '../domain/request-hash.js';
+import type { Clock } from '../ports/clock.js';
+import type { CoreBanking } from '../ports/core-banking.js';
+import type { Logger } from '../ports/logger.js';
+import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore, PaymentKind } from '../ports/outgoing-store.js';
+import type { OutboundAnswer, OutboundTransfer } from '../ports/outgoing-switch.js';
+import type { SwitchConnector } from '../ports/switch-connector.js';
+import { KeyedSerializer } from './outgoing-references.js';
+import { checkSendMoneyRequest, outboundTransferRequest, type CheckedRequest, type RequestSettings } from './outgoing-request.js';
+import { storedError, type OutgoingSettlement } from './outgoing-settlement.js';
+import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from './outgoing-terms-check.js';
+import type { AcceptResult, CallbackBody, ConversionView, PaymentStatus, PaymentTerms, SendMoneyRequest } from './outgoing-types.js';
+import { paymentStatus, paymentTerms } from './outgoing-views.js';
+
+export type OutgoingSettings = RequestSettings;
+
+export interface OutgoingDependencies {
+  readonly settings: OutgoingSettings;
+  readonly coreBanking: CoreBanking;
+  readonly store: OutgoingStore;
+  readonly settlement: OutgoingSettlement;
+  readonly switchConnector: SwitchConnector;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+type Payment = OutgoingPaymentRecord;
+
+/**
+ * Outgoing payments (payer side): send money and merchant payments, the customer's accept or
+ * abort, and the institution's debit callback. Each use case checks input, loads or creates
+ * the durable record, calls the switch or the institution, records the outcome and answers; a
+ * retry finds the record and answers from it.
+ */
+export class OutgoingPayments {
+  /** Initiations running in this process, by homeTransactionId: a parallel retry waits for the first. */
+  readonly #initiations = new Map<string, Promise<Payment>>();
+  readonly #serial = new KeyedSerializer();
+
+  constructor(private readonly deps: OutgoingDependencies) {}
+
+  /** POST /send-money (SEND) and POST /merchant-payments (RECEIVE). */
+  async sendMoney(body: SendMoneyRequest, kind: PaymentKind): Promise<PaymentTerms> {
+    const checked = checkSendMoneyRequest(body, this.deps.settings);
+    const hash = requestHash({ kind, body });
+    const id = body.homeTransactionId;
+    let running = this.#initiations.get(id);
+    if (running === undefined) {
+      running = this.#initiate(body, checked, kind, hash).finally(() => this.#initiations.delete(id));
+      this.#initiations.set(id, running);
+    }
+    return answerTerms(await running, hash);
+  }
+
+  async #initiate(body: SendMoneyRequest, checked: CheckedRequest, kind: PaymentKind, hash: string): Promise<Payment> {
+    const { settings, store } = this.deps;
+    const amountType = kind === 'SEND_MONEY' ? 'SEND' : 'RECEIVE';
+    const { record, created } = await store.insert({
+      homeTransactionId: body.homeTransactionId,
+      requestHash: hash,
+      kind,
+      amountType,
+      flow: this.deps.coreBanking.capabilities.outgoingFlow,
+      payerId: body.payer.payerId,
+      payeeIdType: checked.payeeIdType,
+      payeeId: body.payeeId,
+      sendAmount: checked.sendAmount,
+      sendCurrency: body.sendCurrency,
+      receiveCurrency: body.receiveCurrency,
+      createdAt: this.deps.clock.now().toISOString(),
+    });
+    if (!created) return record;
+    const answer = await this.deps.switchConnector.initiateTransfer(outboundTransferRequest(body, checked, amountType, settings));
+    return this.#recordInitiation(record, answer);
+  }
+
+  /** Walks the switch's answer to QUOTED, answering the conversion on the way, or ends the payment. */
+  async #recordInitiation(payment: Payment, first: OutboundAnswer): Promise<Payment> {
+    if (first.outcome !== 'answered') return this.#failInitiation(payment, first);
+    let transfer = first.transfer;
+    const transferId = transfer.transferId;
+    if (transferId === undefined || !isSwitchId(transferId)) {
+      return this.#end(payment, 'FAILED', new ConnectorError('SdkClientError', 'the switch answered without a valid transferId'));
+    }
+    // Known from here on, so that a crash during the conversion step leaves the id for support staff.
+    await this.deps.store.recordAttempt(payment.homeTransactionId, { transferId, switchState: transfer.currentState ?? 'UNSPECIFIED' });
+    const withId = { ...payment, transferId };
+    const amounts: PaymentAmounts = payment;
+    let conversion: ConversionView | undefined;
+    if (transfer.currentState === 'WAITING_FOR_CONVERSION_ACCEPTANCE') {
+      try {
+        conversion = checkConversionTerms(transfer.conversion, transfer.malformed, amounts, this.deps.clock.now());
+      } catch (error) {
+        if (!(error instanceof ConnectorError)) throw error;
+        return this.deps.settlement.abort(withId, ['INITIATING'], error, { acceptConversion: false });
+      }
+      const next = await this.deps.switchConnector.continueTransfer(transferId, { acceptConversion: true });
+      if (next.outcome !== 'answered') return this.#failInitiation(withId, next);
+      transfer = next.transfer;
+    }
+    const unexpected = unexpectedState(transfer);
+    if (unexpected !== undefined) return this.#end(withId, 'FAILED', unexpected.error, { needsAttention: unexpected.needsAttention });
+    try {
+      const quote = checkReturnedQuote(transfer.quote, transfer.malformed, amounts, conversion, this.deps.clock.now());
+      const terms = paymentTerms(withId, transfer.payeeName, quote, conversion);
+      return this.deps.settlement.move(withId, ['INITIATING'], 'QUOTED', {
+        transferId,
+        terms: JSON.stringify(terms),
+        quoteExpiration: quote.expiration,
+        debitAmount: terms.debitAmount.amount,
+        switchState: 'WAITING_FOR_QUOTE_ACCEPTANCE',
+      });
+    } catch (error) {
+      if (!(error instanceof ConnectorError)) throw error;
+      return this.deps.settlement.abort(withId, ['INITIATING'], error, { acceptQuote: false });
+    }
+  }
+
+  #failInitiation(payment: Payment, answer: Exclude<OutboundAnswer, { outcome: 'answered' }>): Promise<Payment> {
+    const transferId = answer.transfer?.transferId;
+    const changes: OutgoingChanges = transferId !== undefined && isSwitchId(transferId) && payment.transferId === null ? { transferId } : {};
+    const error =
+      answer.outcome === 'unknown'
+        ? new ConnectorError('SdkTimeout', `no answer from the switch (${answer.reason}); no money moved, start again with a new homeTransactionId`)
+        : new ConnectorError('SdkClientError', answer.message);
+    return this.#end(payment, 'FAILED', error, changes);
+  }
+
+  async #end(payment: Payment, to: 'FAILED', error: ConnectorError, changes: OutgoingChanges = {}): Promise<Payment> {
+    const ended = await this.deps.settlement.move(payment, ['INITIATING'], to, {
+      ...changes,
+      errorName: error.errorName,
+      errorMessage: error.message,
+      lastError: error.message,
+    });
+    this.deps.logger.warn({ homeTransactionId: payment.homeTransactionId, transferId: ended.transferId, code: error.code }, 'outgoing payment not started');
+    return ended;
+  }
+
+  /** PUT /send-money/{transferId} and PUT /merchant-payment(s)/{transferId}. */
+  async updateSendMoney(transferId: string, acceptQuote: boolean, kind: PaymentKind): Promise<AcceptResult> {
+    const found = await this.#find(transferId, kind);
+    return this.#serial.run(found.homeTransactionId, async () => {
+      const payment = await this.deps.settlement.reread(found.homeTransactionId);
+      return acceptQuote ? this.#accept(payment) : this.#decline(payment);
+    });
+  }
+
+  async #decline(payment: Payment): Promise<never> {
+    const declined =
+      payment.state === 'QUOTED'
+        ? await this.deps.settlement.abort(payment, ['QUOTED'], new ConnectorError('QuoteNotAccepted', 'the customer declined the terms'), { acceptQuote: false })
+        : payment;
+    if (declined.state === 'ABORTED' && declined.errorName === 'QuoteNotAccepted') throw storedError(declined);
+    throw new ConnectorError('PaymentStateConflict', `payment is ${declined.state}; it can no longer be declined`);
+  }
+
+  async #accept(start: Payment): Promise<AcceptResult> {
+    let payment = start;
+    if (payment.state === 'QUOTED') {
+      assert(payment.quoteExpiration !== null, `quoted payment ${payment.homeTransactionId} without expiration`);
+      if (this.deps.clock.now().toISOString() >= payment.quoteExpiration) {
+        const expired = new ConnectorError('QuoteExpired', `the quote expired at ${payment.quoteExpiration}; nothing was debited`);
+        throw storedError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
+      }
+      payment = await this.deps.settlement.move(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
+    }
+    return this.#answerAccepted(await this.#driveAccepted(payment));
+  }
+
+  /** Takes an accepted payment as far as it goes now. */
+  async #driveAccepted(payment: Payment): Promise<{ payment: Payment; collectStatus?: string }> {
+    const { settlement } = this.deps;
+    switch (payment.state) {
+      case 'COLLECTING': {
+        const collected = await settlement.collect(payment);
+        return collected.status === undefined ? { payment: collected.payment } : { payment: collected.payment, collectStatus: collected.status };
+      }
+      case 'ACCEPTING':
+        return { payment: await settlement.accept(payment) };
+      default:
+        return { payment };
+    }
+  }
+
+  #answerAccepted(outcome: { payment: Payment; collectStatus?: string }): AcceptResult {
+    const { payment } = outcome;
+    const ids = { homeTransactionId: payment.homeTransactionId, transferId: payment.transferId ?? '' };
+    switch (payment.state) {
+      case 'COLLECTING':
+      case 'AWAITING_DEBIT': {
+        const status = outcome.collectStatus ?? (payment.state === 'AWAITING_DEBIT' ? 'pending' : 'unknown');
+        const reference = payment.institutionReference === null ? {} : { institutionReference: payment.institutionReference };
+        return { ...ids, state: payment.state, collection: { status, ...reference } };
+      }
+      case 'COMPLETED':
+        return { ...ids, state: payment.state };
+      case 'ACCEPTING':
+      case 'CONFIRMING':
+        throw new ConnectorError('SdkTimeout', `the switch's outcome is not known yet; GET /send-money/${ids.transferId} tells where it stands`);
+      case 'REFUNDING':
+      case 'REFUNDED':
+      case 'FAILED':
+        throw storedError(payment);
+      case 'ABORTED':
+        if (payment.errorName === 'QuoteNotAccepted') throw new ConnectorError('PaymentStateConflict', 'the customer declined this payment');
+        throw storedError(payment);
+      case 'INITIATING':
+      case 'QUOTED':
+        throw new ConnectorError('PaymentStateConflict', `payment is ${payment.state}`);
+    }
+  }
+
+  /**
+   * PUT /callback: the institution says whether the customer's debit succeeded (TS) or not.
+   * TS -> the switch is told to proceed; any other code -> the switch is told false. A repeated
+   * or late callback changes nothing.
+   */
+  async callback(body: CallbackBody): Promise<void> {
+    const { id, status_code: code } = body.transaction;
+    const found = await this.deps.store.findByTransferId(id);
+    if (found === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment with transferId ${id}`);
+    if (found.flow !== 'mobile-operator') throw new ConnectorError('PaymentStateConflict', 'this payment is not debited by the institution');
+    // Checked before queueing behind work on the same payment, so a duplicate answers at once.
+    if (!awaitsDebit(found) && found.state !== 'QUOTED') return this.#ignoreCallback(found, code);
+    await this.#serial.run(found.homeTransactionId, async () => {
+      const payment = await this.deps.settlement.reread(found.homeTransactionId);
+      if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
+      if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
+      this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
+      await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
+    });
+  }
+
+  #ignoreCallback(payment: Payment, code: string): void {
+    const bindings = { transferId: payment.transferId, state: payment.state, code, recordedCode: payment.callbackCode };
+    if (payment.callbackCode !== null && payment.callbackCode !== code) this.deps.logger.warn(bindings, 'callback contradicts the one recorded; ignored');
+    else this.deps.logger.info(bindings, 'repeated callback changes nothing');
+  }
+
+  /** GET /send-money/{transferId} and GET /merchant-payment(s)/{transferId}. */
+  async status(transferId: string, kind: PaymentKind): Promise<PaymentStatus> {
+    return paymentStatus(await this.#find(transferId, kind));
+  }
+
+  async #find(transferId: string, kind: PaymentKind): Promise<Payment> {
+    const payment = await this.deps.store.findByTransferId(transferId);
+    if (payment === undefined || payment.kind !== kind) throw new ConnectorError('TransferNotFound', `no ${kindWord(kind)} with transferId ${transferId}`);
+    return payment;
+  }
+
+  async needingAttention(limit: number): Promise<PaymentStatus[]> {
+    return (await this.deps.store.listNeedingAttention(limit)).map(paymentStatus);
+  }
+
+  /** Runs `work` on a payment under its in-process lock (the recovery worker's way in). */
+  exclusive<T>(homeTransactionId: string, work: () => Promise<T>): Promise<T> {
+    return this.#serial.run(homeTransactionId, work);
+  }
+
+  /** True while this process is initiating the payment (its POST /transfers may still be running). */
+  isInitiating(homeTransactionId: string): boolean {
+    return this.#initiations.has(homeTransactionId);
+  }
+
+  /** Resolves when the work under way in this process has ended (for a clean stop). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#initiations.values()]);
+    await this.#serial.idle();
+  }
+}
+
+function answerTerms(payment: Payment, hash: string): PaymentTerms {
+  if (payment.requestHash !== hash) {
+    throw new ConnectorError('ModifiedRequest', `homeTransactionId ${payment.homeTransactionId} was used for another request`);
+  }
+  if (payment.terms !== null) return JSON.parse(payment.terms) as PaymentTerms;
+  if (payment.state === 'INITIATING') {
+    throw new ConnectorError('PaymentStateConflict', `payment ${payment.homeTransactionId} is being initiated; ask again shortly`);
+  }
+  throw storedError(payment);
+}
+
+/** A state other than WAITING_FOR_QUOTE_ACCEPTANCE after initiation: why it cannot go on. */
+function unexpectedState(transfer: OutboundTransfer): { error: ConnectorError; needsAttention: boolean } | undefined {
+  switch (transfer.currentState) {
+    case 'WAITING_FOR_QUOTE_ACCEPTANCE':
+      return undefined;
+    case 'WAITING_FOR_PARTY_ACCEPTANCE':
+      return { error: new ConnectorError('SdkClientError', 'the switch connector waits for party acceptance: set AUTO_ACCEPT_PARTY=true'), needsAttention: true };
+    case 'COMPLETED':
+      // The customer was not debited but the switch moved money: someone has to settle this by hand.
+      return { error: new ConnectorError('SdkClientError', 'the switch completed the transfer without quote acceptance: set AUTO_ACCEPT_QUOTES=false'), needsAttention: true };
+    default:
+      return { error: new ConnectorError('SdkClientError', `the switch answered ${transfer.currentState ?? 'without a state'}`), needsAttention: false };
+  }
+}
+
+function awaitsDebit(payment: Payment): boolean {
+  return payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';
+}
+
+function kindWord(kind: PaymentKind): string {
+  return kind === 'SEND_MONEY' ? 'send-money payment' : 'merchant payment';
+}

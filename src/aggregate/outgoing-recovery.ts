@@ -1,0 +1,142 @@
+import { ConnectorError, isConnectorError } from '../domain/errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { CoreBanking } from '../ports/core-banking.js';
+import type { Logger } from '../ports/logger.js';
+import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
+import type { OutgoingPayments } from './outgoing-payments.js';
+import type { OutgoingSettlement } from './outgoing-settlement.js';
+import type { OutgoingState } from './outgoing-state.js';
+import type { RecoveryReport } from './recovery.js';
+
+export interface OutgoingRecoverySettings {
+  readonly batchSize: number;
+  /** How long the switch connector may block on POST or PUT /transfers: older initiations and accepts were cut off. */
+  readonly transferTimeoutMs: number;
+  /** Without a callback this long after the payment prompt, the institution is asked. */
+  readonly callbackWaitMs: number;
+  /** Intents (COLLECTING, CONFIRMING, REFUNDING) untouched this long are taken over from a crashed request. */
+  readonly intentStaleAfterMs: number;
+  readonly leaseMs: number;
+}
+
+type Payment = OutgoingPaymentRecord;
+
+/**
+ * Finishes outgoing payments that a crash, an outage or a lost callback left unfinished: a
+ * refund is retried with capped backoff until it succeeds (flagged for manual action after a
+ * number of attempts), an unknown switch outcome is asked until the switch says, a missing
+ * callback is replaced by the institution's status of the debit.
+ */
+export class OutgoingRecovery {
+  constructor(
+    private readonly store: OutgoingStore,
+    private readonly outgoing: OutgoingPayments,
+    private readonly settlement: OutgoingSettlement,
+    private readonly coreBanking: CoreBanking,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly settings: OutgoingRecoverySettings,
+  ) {}
+
+  async runOnce(): Promise<RecoveryReport> {
+    const now = this.clock.now().getTime();
+    const groups: Array<[readonly OutgoingState[], number]> = [
+      [['REFUNDING', 'CONFIRMING', 'COLLECTING'], this.settings.intentStaleAfterMs],
+      [['AWAITING_DEBIT'], this.settings.callbackWaitMs],
+      // A little beyond the switch's own limit, so that a call still running here is never overtaken.
+      [['INITIATING', 'ACCEPTING'], this.settings.transferTimeoutMs + 5_000],
+    ];
+    const claimed: Payment[] = [];
+    for (const [states, staleMs] of groups) {
+      claimed.push(
+        ...(await this.store.claimDue({
+          states,
+          now: new Date(now).toISOString(),
+          staleBefore: new Date(now - staleMs).toISOString(),
+          leaseUntil: new Date(now + this.settings.leaseMs).toISOString(),
+          limit: this.settings.batchSize,
+        })),
+      );
+    }
+    let finished = 0;
+    let failed = 0;
+    for (const payment of claimed) {
+      try {
+        const after = await this.outgoing.exclusive(payment.homeTransactionId, () => this.recover(payment.homeTransactionId));
+        if (isSettled(after.state)) finished += 1;
+        else if (after.attempts > 0) failed += 1;
+      } catch (error) {
+        failed += 1;
+        const code = isConnectorError(error) ? error.code : 'exception';
+        this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code }, 'outgoing recovery attempt failed');
+      }
+    }
+    return { claimed: claimed.length, finished, failed };
+  }
+
+  /** One step on a payment, from its current stored state. */
+  private async recover(homeTransactionId: string): Promise<Payment> {
+    const payment = await this.settlement.reread(homeTransactionId);
+    switch (payment.state) {
+      case 'INITIATING':
+        return this.interruptedInitiation(payment);
+      case 'COLLECTING':
+      case 'AWAITING_DEBIT':
+        return this.askInstitution(payment);
+      case 'ACCEPTING': {
+        // The accept was sent, or was about to be, by a process that is gone: only the switch knows.
+        const confirming = await this.settlement.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: 'accept interrupted; asking the switch' });
+        return confirming.state === 'CONFIRMING' ? this.settlement.confirm(confirming) : confirming;
+      }
+      case 'CONFIRMING':
+        return this.settlement.confirm(payment);
+      case 'REFUNDING':
+        return this.settlement.refund(payment);
+      case 'QUOTED':
+      case 'COMPLETED':
+      case 'REFUNDED':
+      case 'ABORTED':
+      case 'FAILED':
+        return payment;
+    }
+  }
+
+  /**
+   * An initiation cut off by a crash: whether the switch created a transfer is unknown, and it
+   * cannot be asked without the transferId. No money has moved and nobody will accept the
+   * switch's transfer, which its own timeout aborts, so the payment ends as failed.
+   */
+  private async interruptedInitiation(payment: Payment): Promise<Payment> {
+    if (this.outgoing.isInitiating(payment.homeTransactionId)) return payment;
+    const error = new ConnectorError('SdkTimeout', 'initiation interrupted; no money moved, start again with a new homeTransactionId');
+    return this.settlement.move(payment, ['INITIATING'], 'FAILED', { errorName: error.errorName, errorMessage: error.message, lastError: error.message });
+  }
+
+  /** No callback in time (or a collection cut off): the institution's status of the debit decides. */
+  private async askInstitution(payment: Payment): Promise<Payment> {
+    if (payment.transferId === null) return payment;
+    let status;
+    try {
+      status = await this.coreBanking.transactionStatus(payment.transferId);
+    } catch (error) {
+      return this.settlement.recordFailure(payment, error);
+    }
+    this.logger.info({ transferId: payment.transferId, state: payment.state, institutionStatus: status }, 'asked the institution about the debit');
+    if (status === 'not-found' && payment.state === 'COLLECTING') return this.collectAgain(payment);
+    return this.settlement.applyDebitStatus(payment, status);
+  }
+
+  /** The prompt never reached the institution: prompt again while the quote holds, else abort. */
+  private async collectAgain(payment: Payment): Promise<Payment> {
+    const expired = payment.quoteExpiration === null || this.clock.now().toISOString() >= payment.quoteExpiration;
+    if (expired) {
+      const error = new ConnectorError('QuoteExpired', `the quote expired at ${payment.quoteExpiration ?? 'unknown'} before the debit; nothing was debited`);
+      return this.settlement.abort(payment, ['COLLECTING'], error, { acceptQuote: false });
+    }
+    return (await this.settlement.collect(payment)).payment;
+  }
+}
+
+function isSettled(state: OutgoingState): boolean {
+  return state === 'COMPLETED' || state === 'REFUNDED' || state === 'ABORTED' || state === 'FAILED';
+}

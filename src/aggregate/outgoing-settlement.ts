@@ -1,0 +1,250 @@
+import { ConnectorError, assert, isConnectorError, isErrorName } from '../domain/errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { CoreBanking, InstitutionTransactionStatus } from '../ports/core-banking.js';
+import type { Logger } from '../ports/logger.js';
+import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
+import type { TransferContinuation } from '../ports/outgoing-switch.js';
+import type { SwitchConnector } from '../ports/switch-connector.js';
+import { isDecline, type RetryPolicy } from './inbound-settlement.js';
+import { refundReference } from './outgoing-references.js';
+import type { OutgoingState } from './outgoing-state.js';
+
+type Payment = OutgoingPaymentRecord;
+
+/**
+ * The steps of an outgoing payment that move money or decide its fate, each a compare-and-set
+ * transition around one call. Request handlers, the callback and the recovery worker all use
+ * these, so every path finishes a payment the same way. Callers hold the payment's in-process
+ * lock (KeyedSerializer); the store's transitions decide between processes.
+ */
+export class OutgoingSettlement {
+  constructor(
+    private readonly store: OutgoingStore,
+    private readonly coreBanking: CoreBanking,
+    private readonly switchConnector: SwitchConnector,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly retry: RetryPolicy,
+  ) {}
+
+  /** ACCEPTING -> COMPLETED, REFUNDING (the switch did not proceed) or CONFIRMING (outcome unknown). */
+  async accept(payment: Payment): Promise<Payment> {
+    assert(payment.state === 'ACCEPTING', `accept from ${payment.state}`);
+    const transferId = transferIdOf(payment);
+    const answer = await this.switchConnector.continueTransfer(transferId, { acceptQuote: true });
+    switch (answer.outcome) {
+      case 'answered': {
+        const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
+        if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
+        return this.startRefund(payment, `switch answered ${switchState}`, switchState);
+      }
+      case 'failed':
+        return this.startRefund(payment, answer.message, answer.transfer?.currentState);
+      case 'unknown': {
+        const confirming = await this.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: `outcome unknown: ${answer.reason}` });
+        this.logger.warn({ transferId, state: 'CONFIRMING' }, 'switch outcome unknown after accept; asking the switch');
+        return confirming.state === 'CONFIRMING' ? this.confirm(confirming) : confirming;
+      }
+    }
+  }
+
+  /**
+   * CONFIRMING -> COMPLETED or REFUNDING, on the switch's explicit word only (GET /transfers/{id}).
+   * Anything else leaves the payment where it is, asked again with backoff: a transfer whose
+   * outcome is unknown is never refunded.
+   */
+  async confirm(payment: Payment): Promise<Payment> {
+    assert(payment.state === 'CONFIRMING', `confirm from ${payment.state}`);
+    const transferId = transferIdOf(payment);
+    let status;
+    try {
+      status = await this.switchConnector.getTransfer(transferId);
+    } catch (error) {
+      return this.recordFailure(payment, error);
+    }
+    switch (status.currentState) {
+      case 'COMPLETED':
+        return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState: 'COMPLETED' });
+      case 'ABORTED':
+        return this.startRefund(payment, 'switch reports the transfer aborted', 'ABORTED');
+      case 'UNKNOWN':
+      case 'ERROR_OCCURRED':
+      case 'WAITING_FOR_PARTY_ACCEPTANCE':
+      case 'WAITING_FOR_QUOTE_ACCEPTANCE':
+      case 'WAITING_FOR_CONVERSION_ACCEPTANCE':
+        return this.recordFailure(payment, new Error(`switch gives no final state (${status.currentState})`));
+    }
+  }
+
+  /** REFUNDING -> REFUNDED: pays the customer back through the institution, once per transferId. */
+  async refund(payment: Payment): Promise<Payment> {
+    assert(payment.state === 'REFUNDING', `refund from ${payment.state}`);
+    const transferId = transferIdOf(payment);
+    assert(payment.debitAmount !== null, `refund of ${payment.homeTransactionId} without a debit amount`);
+    try {
+      await this.coreBanking.refund({
+        reference: refundReference(transferId),
+        // Bank flow: the channel debited under its own id; mobile-operator flow: we collected under the transferId.
+        originalReference: payment.flow === 'bank' ? payment.homeTransactionId : transferId,
+        amount: { amount: payment.debitAmount, currency: payment.sendCurrency },
+        payerId: payment.payerId,
+      });
+    } catch (error) {
+      return this.recordFailure(payment, error);
+    }
+    const refunded = await this.move(payment, ['REFUNDING'], 'REFUNDED', {});
+    this.logger.info({ transferId, homeTransactionId: payment.homeTransactionId, state: refunded.state }, 'customer refunded');
+    return refunded;
+  }
+
+  /** COLLECTING: asks the institution to debit the customer (payment prompt), keyed by the transferId. */
+  async collect(payment: Payment): Promise<{ payment: Payment; status?: InstitutionTransactionStatus }> {
+    assert(payment.state === 'COLLECTING', `collect from ${payment.state}`);
+    const transferId = transferIdOf(payment);
+    assert(payment.debitAmount !== null, `collect for ${payment.homeTransactionId} without a debit amount`);
+    let result;
+    try {
+      result = await this.coreBanking.collect({
+        reference: transferId,
+        amount: { amount: payment.debitAmount, currency: payment.sendCurrency },
+        payerId: payment.payerId,
+        description: payment.kind === 'SEND_MONEY' ? 'Send money' : 'Merchant payment',
+      });
+    } catch (error) {
+      if (isDecline(error)) {
+        return { payment: await this.abort(payment, ['COLLECTING'], error, { acceptQuote: false }) };
+      }
+      return { payment: await this.recordFailure(payment, error) };
+    }
+    const reference = result.institutionReference === undefined ? {} : { institutionReference: result.institutionReference };
+    return { payment: await this.applyDebitStatus(payment, result.status, reference), status: result.status };
+  }
+
+  /**
+   * Moves a payment waiting for its debit on the institution's word: succeeded -> ACCEPTING and
+   * on to the switch; failed -> ABORTED (nothing debited, the switch told false); pending ->
+   * AWAITING_DEBIT; unknown -> asked again later.
+   */
+  async applyDebitStatus(payment: Payment, status: InstitutionTransactionStatus, changes: OutgoingChanges = {}): Promise<Payment> {
+    switch (status) {
+      case 'succeeded':
+        return this.debitSucceeded(payment, changes);
+      case 'failed':
+        return this.abort(payment, ['COLLECTING', 'AWAITING_DEBIT'], new ConnectorError('PayerRejected', 'the customer was not debited'), { acceptQuote: false }, changes);
+      case 'pending':
+        if (payment.state === 'COLLECTING') return this.move(payment, ['COLLECTING'], 'AWAITING_DEBIT', changes);
+        return this.recordFailure(payment, new Error('debit still pending at the institution'));
+      case 'unknown':
+      case 'not-found':
+        return this.recordFailure(payment, new Error(`institution reports the debit ${status}`));
+    }
+  }
+
+  /** COLLECTING or AWAITING_DEBIT -> ACCEPTING, then the switch is told to proceed. */
+  async debitSucceeded(payment: Payment, changes: OutgoingChanges): Promise<Payment> {
+    const accepting = await this.move(payment, ['COLLECTING', 'AWAITING_DEBIT'], 'ACCEPTING', changes);
+    if (accepting.state !== 'ACCEPTING') return accepting;
+    this.logger.info({ transferId: accepting.transferId, state: 'ACCEPTING' }, 'customer debited; accepting the quote');
+    return this.accept(accepting);
+  }
+
+  /**
+   * Ends a payment without moving money and tells the switch `continuation` (false) once. That
+   * message moves no money: if it is lost the switch's own timeout aborts the transfer.
+   */
+  async abort(
+    payment: Payment,
+    from: readonly OutgoingState[],
+    reason: ConnectorError,
+    continuation: TransferContinuation,
+    changes: OutgoingChanges = {},
+  ): Promise<Payment> {
+    const aborted = await this.tryMove(payment, from, 'ABORTED', { ...changes, errorName: reason.errorName, errorMessage: reason.message });
+    if (aborted === undefined) return this.reread(payment.homeTransactionId);
+    this.logger.info({ transferId: aborted.transferId, homeTransactionId: aborted.homeTransactionId, code: reason.code }, 'payment aborted');
+    if (aborted.transferId !== null) await this.tellSwitch(aborted.transferId, continuation);
+    return aborted;
+  }
+
+  async tellSwitch(transferId: string, continuation: TransferContinuation): Promise<void> {
+    const answer = await this.switchConnector.continueTransfer(transferId, continuation);
+    if (answer.outcome !== 'answered') {
+      this.logger.warn({ transferId, outcome: answer.outcome }, 'switch not told of the abort; its own timeout will abort the transfer');
+    }
+  }
+
+  /** -> REFUNDING (the switch did not take the money on), then the first refund attempt. */
+  private async startRefund(payment: Payment, reason: string, switchState: string | undefined): Promise<Payment> {
+    const refunding = await this.move(payment, ['ACCEPTING', 'CONFIRMING'], 'REFUNDING', {
+      errorName: 'SdkClientError',
+      errorMessage: `the switch did not complete the transfer (${reason}); the customer is refunded`,
+      lastError: reason,
+      ...(switchState === undefined ? {} : { switchState }),
+    });
+    if (refunding.state !== 'REFUNDING') return refunding;
+    this.logger.warn({ transferId: refunding.transferId, state: 'REFUNDING' }, 'switch did not complete the transfer; refunding');
+    return this.refund(refunding);
+  }
+
+  /** A compare-and-set transition that clears the retry bookkeeping; answers the stored record when another actor moved first. */
+  async move(payment: Payment, from: readonly OutgoingState[], to: OutgoingState, changes: OutgoingChanges): Promise<Payment> {
+    return (await this.tryMove(payment, from, to, changes)) ?? this.reread(payment.homeTransactionId);
+  }
+
+  /** The same, answering undefined when the payment was not in one of `from`. */
+  async tryMove(payment: Payment, from: readonly OutgoingState[], to: OutgoingState, changes: OutgoingChanges): Promise<Payment | undefined> {
+    const moved = await this.store.transition(payment.homeTransactionId, from, to, {
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: null,
+      needsAttention: false,
+      ...changes,
+    });
+    if (moved !== undefined) {
+      this.logger.info({ homeTransactionId: moved.homeTransactionId, transferId: moved.transferId, from: payment.state, state: to }, 'outgoing payment moved');
+    }
+    return moved;
+  }
+
+  /** Schedules the next attempt with capped exponential backoff; flags long-failing or declined work. */
+  async recordFailure(payment: Payment, error: unknown): Promise<Payment> {
+    const attempts = payment.attempts + 1;
+    const backoffMs = Math.min(this.retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), this.retry.maxBackoffMs);
+    const needsAttention = payment.needsAttention || attempts >= this.retry.attentionAfterAttempts || isDecline(error);
+    const reason = error instanceof Error ? error.message : 'unknown error';
+    await this.store.recordAttempt(payment.homeTransactionId, {
+      attempts,
+      nextAttemptAt: new Date(this.clock.now().getTime() + backoffMs).toISOString(),
+      lastError: reason,
+      needsAttention,
+    });
+    const bindings = { homeTransactionId: payment.homeTransactionId, transferId: payment.transferId, state: payment.state, attempts, code: codeOf(error) };
+    if (needsAttention) this.logger.error(bindings, 'outgoing payment needs manual attention; still retrying');
+    else this.logger.warn(bindings, 'outgoing payment step failed; will retry');
+    return this.reread(payment.homeTransactionId);
+  }
+
+  async reread(homeTransactionId: string): Promise<Payment> {
+    const payment = await this.store.findByHomeTransactionId(homeTransactionId);
+    assert(payment !== undefined, `outgoing payment ${homeTransactionId} vanished`);
+    return payment;
+  }
+}
+
+function transferIdOf(payment: Payment): string {
+  assert(payment.transferId !== null, `outgoing payment ${payment.homeTransactionId} in ${payment.state} without a transferId`);
+  return payment.transferId;
+}
+
+function codeOf(error: unknown): string {
+  return isConnectorError(error) ? error.code : 'exception';
+}
+
+/** The error a payment was answered with, answered again on a retry. */
+export function storedError(payment: Payment): ConnectorError {
+  const name = payment.errorName;
+  assert(name !== null && isErrorName(name), `payment ${payment.homeTransactionId} in ${payment.state} without a known error`);
+  const error = new ConnectorError(name);
+  if (payment.errorMessage !== null) error.message = payment.errorMessage;
+  return error;
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { OutgoingPayments } from '../aggregate/outgoing-payments.js';
+import type { AcceptResult, CallbackBody, SendMoneyRequest } from '../aggregate/outgoing-types.js';
+import type { PaymentKind } from '../ports/outgoing-store.js';
+import type { HealthCheck } from './health.js';
+import { registerHealth } from './health.js';
+import { requireSecret } from './outgoing-auth.js';
+import { outgoingOpenApi } from './outgoing-openapi.js';
+import { callbackSchema, sendMoneyRequestSchema, transferIdParamsSchema, updateSendMoneySchema } from './outgoing-schemas.js';
+import { createServer, type ServerOptions } from './server-common.js';
+
+export interface OutgoingServerOptions extends ServerOptions {
+  /** Sent by the customer channel as x-api-key. */
+  readonly channelApiKey: string;
+  /** Sent by the institution's payment provider on PUT /callback, in `callbackSecretHeader`. */
+  readonly callbackSecret: string;
+  readonly callbackSecretHeader: string;
+}
+
+interface TransferParams {
+  transferId: string;
+}
+
+/**
+ * The outgoing-payments server: the customer channel's API and the institution's callback.
+ * Channel routes and the callback take separate credentials, checked before the body is read;
+ * neither is logged (server-common logs route, status and ids only).
+ */
+export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCheck, options: OutgoingServerOptions): FastifyInstance {
+  const server = createServer(options);
+  registerHealth(server, health);
+  const document = outgoingOpenApi({ callbackSecretHeader: options.callbackSecretHeader });
+  server.get('/openapi.json', async () => document);
+
+  const channel = requireSecret('x-api-key', options.channelApiKey);
+  const initiate = { onRequest: channel, schema: { body: sendMoneyRequestSchema } };
+  const routes: Array<[string, PaymentKind]> = [
+    ['/send-money', 'SEND_MONEY'],
+    ['/merchant-payments', 'MERCHANT_PAYMENT'],
+    ['/merchant-payment', 'MERCHANT_PAYMENT'],
+  ];
+  for (const [path, kind] of routes) {
+    server.post<{ Body: SendMoneyRequest }>(path, initiate, (request) => outgoing.sendMoney(request.body, kind));
+  }
+
+  const update = { onRequest: channel, schema: { params: transferIdParamsSchema, body: updateSendMoneySchema } };
+  const status = { onRequest: channel, schema: { params: transferIdParamsSchema } };
+  for (const [base, kind] of routes) {
+    const path = `${base}/:transferId`;
+    server.put<{ Params: TransferParams; Body: { acceptQuote: boolean } }>(path, update, async (request, reply) =>
+      answerAccept(reply, await outgoing.updateSendMoney(request.params.transferId, request.body.acceptQuote, kind)),
+    );
+    server.get<{ Params: TransferParams }>(path, status, (request) => outgoing.status(request.params.transferId, kind));
+  }
+  server.get('/payments/needing-attention', { onRequest: channel }, () => outgoing.needingAttention(100));
+
+  const callback = { onRequest: requireSecret(options.callbackSecretHeader, options.callbackSecret), schema: { body: callbackSchema } };
+  server.put<{ Body: CallbackBody }>('/callback', callback, async (request) => {
+    await outgoing.callback(request.body);
+    return {};
+  });
+  return server;
+}
+
+/** 202 while the customer's debit is pending (mobile-operator flow), 200 once the payment completed. */
+function answerAccept(reply: FastifyReply, result: AcceptResult): FastifyReply {
+  return reply.status(result.state === 'COMPLETED' ? 200 : 202).send(result);
+}

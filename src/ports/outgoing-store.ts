@@ -1,0 +1,117 @@
+import type { OutgoingState } from '../aggregate/outgoing-state.js';
+import type { PartyIdType } from '../domain/identifiers.js';
+import type { OutgoingFlow } from './core-banking.js';
+
+export type PaymentKind = 'SEND_MONEY' | 'MERCHANT_PAYMENT';
+
+/**
+ * One outgoing payment, keyed by the channel's homeTransactionId and, once the switch has
+ * answered, by the switch's transferId. It holds identifiers and amounts only: the payer's name
+ * and birth data are sent to the switch and never stored.
+ */
+export interface OutgoingPaymentRecord {
+  readonly homeTransactionId: string;
+  readonly transferId: string | null;
+  /** Fingerprint of the channel's request, to tell a retry from a modified request. */
+  readonly requestHash: string;
+  readonly kind: PaymentKind;
+  readonly amountType: 'SEND' | 'RECEIVE';
+  /** Chosen when the payment starts, so that a restart with other settings finishes it the same way. */
+  readonly flow: OutgoingFlow;
+  readonly state: OutgoingState;
+  readonly payerId: string;
+  readonly payeeIdType: PartyIdType;
+  readonly payeeId: string;
+  readonly sendAmount: string;
+  readonly sendCurrency: string;
+  readonly receiveCurrency: string;
+  /** What the customer is debited (collected or, in the bank flow, debited by the channel), in sendCurrency. */
+  readonly debitAmount: string | null;
+  /** The terms answered to the channel (JSON), answered again on a retry. */
+  readonly terms: string | null;
+  readonly quoteExpiration: string | null;
+  /** The last currentState the switch reported. */
+  readonly switchState: string | null;
+  /** The institution's reference for the collection (mobile-operator flow), for support staff. */
+  readonly institutionReference: string | null;
+  /** The transaction.status_code of the callback, once one came. */
+  readonly callbackCode: string | null;
+  /** For the states that answer the channel with an error: the catalogue error and its message. */
+  readonly errorName: string | null;
+  readonly errorMessage: string | null;
+  /** Recovery bookkeeping. */
+  readonly attempts: number;
+  readonly nextAttemptAt: string | null;
+  readonly lastError: string | null;
+  readonly needsAttention: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export type NewOutgoingPayment = Pick<
+  OutgoingPaymentRecord,
+  | 'homeTransactionId'
+  | 'requestHash'
+  | 'kind'
+  | 'amountType'
+  | 'flow'
+  | 'payerId'
+  | 'payeeIdType'
+  | 'payeeId'
+  | 'sendAmount'
+  | 'sendCurrency'
+  | 'receiveCurrency'
+  | 'createdAt'
+>;
+
+/** Fields a transition may change besides the state. */
+export interface OutgoingChanges {
+  readonly transferId?: string;
+  readonly debitAmount?: string;
+  readonly terms?: string;
+  readonly quoteExpiration?: string;
+  readonly switchState?: string;
+  readonly institutionReference?: string;
+  readonly callbackCode?: string;
+  readonly errorName?: string;
+  readonly errorMessage?: string;
+  readonly attempts?: number;
+  readonly nextAttemptAt?: string | null;
+  readonly lastError?: string | null;
+  readonly needsAttention?: boolean;
+}
+
+export interface ClaimOptions {
+  readonly states: readonly OutgoingState[];
+  readonly now: string;
+  /** Items without a scheduled attempt are due when last updated before this. */
+  readonly staleBefore: string;
+  readonly leaseUntil: string;
+  readonly limit: number;
+}
+
+/**
+ * Durable state of outgoing payments. Every method is one atomic transaction.
+ */
+export interface OutgoingStore {
+  /** Inserts in INITIATING unless the homeTransactionId is known; answers the stored record either way. */
+  insert(payment: NewOutgoingPayment): Promise<{ readonly record: OutgoingPaymentRecord; readonly created: boolean }>;
+  findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined>;
+  findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined>;
+  /**
+   * Moves a payment to `to` only when its state is one of `from` (compare-and-set); returns the
+   * updated record, or undefined when the state was not one of `from`.
+   */
+  transition(
+    homeTransactionId: string,
+    from: readonly OutgoingState[],
+    to: OutgoingState,
+    changes?: OutgoingChanges,
+  ): Promise<OutgoingPaymentRecord | undefined>;
+  /** Records a failed attempt (and anything learnt) without changing the state. */
+  recordAttempt(homeTransactionId: string, changes: OutgoingChanges): Promise<void>;
+  /** Claims due payments in `states`, leasing them so that no other worker takes them meanwhile. */
+  claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]>;
+  /** Payments flagged as needing manual action, oldest first. */
+  listNeedingAttention(limit: number): Promise<OutgoingPaymentRecord[]>;
+}
