@@ -48,6 +48,14 @@ describe('incoming payments: party lookup and quotes (fspiop mode)', () => {
     expect((await h.call('GET', `/parties/MSISDN/${closed.idValue}`)).status).toBe(404);
   });
 
+  it('GET /parties/{idType}/{idValue}/{idSubValue} finds the party under its sub-identifier only', async () => {
+    const c = customerWith((candidate) => candidate.idSubValue !== undefined);
+    const answer = await h.call('GET', `/parties/MSISDN/${c.idValue}/${String(c.idSubValue)}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ idType: 'MSISDN', idValue: c.idValue, idSubValue: c.idSubValue, firstName: c.firstName, lastName: c.lastName });
+    expect((await h.call('GET', `/parties/MSISDN/${c.idValue}/other`)).status).toBe(404);
+  });
+
   it('POST /quoterequests SEND: fee is 1% rounded half-up, payee receives amount minus fee, expiry in 1 hour', async () => {
     const payee = customerWith((c) => c.status === 'active');
     const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '100.25' });

@@ -151,6 +151,17 @@ describe('incoming transfers: notification', () => {
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
   });
 
+  it('ends 6 parallel identical COMPLETED notifications with one credit', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { transferId, payeeAccount } = await reserved('50');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))));
+    for (const answer of answers) expect(answer).toEqual({ status: 200, body: {} });
+    const after = await balances(h);
+    expect(after.of(payeeAccount).balance).toBe(add(before.of(payeeAccount).balance, '49.5'));
+    expect(after.float).toEqual({ balance: add(before.float.balance, '-49.5'), held: '0' });
+  });
+
   it('PATCH has the same semantics as PUT', async () => {
     h = await startHarness();
     const { transferId } = await reserved('10');
