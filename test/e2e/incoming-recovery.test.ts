@@ -124,6 +124,19 @@ describe('recovery', () => {
   });
 });
 
+describe('health', () => {
+  it('answers 503 naming the failing checks when the database is gone', async () => {
+    const h = await startHarness();
+    cleanups.push(() => h.close());
+    expect((await h.call('GET', '/health')).status).toBe(200);
+    await h.app.database.close();
+    expect(await h.call('GET', '/health')).toEqual({
+      status: 503,
+      body: { statusCode: '2003', message: 'unhealthy: store, institution', status: 'unhealthy', checks: { store: 'failed', institution: 'failed' } },
+    });
+  });
+});
+
 function addMinor(balance: string, minor: bigint): string {
   const [whole = '0', fraction = ''] = balance.split('.');
   const total = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0')) + minor;
