@@ -199,7 +199,7 @@ export class OutgoingPayments {
         return { ...ids, state: payment.state };
       case 'ACCEPTING':
       case 'CONFIRMING':
-        throw new ConnectorError('SdkTimeout', `the switch's outcome is not known yet; GET /send-money/${ids.transferId} tells where it stands`);
+        throw new ConnectorError('SdkTimeout', `outcome not known yet; see GET /send-money/${ids.transferId}`);
       case 'REFUNDING':
       case 'REFUNDED':
       case 'FAILED':

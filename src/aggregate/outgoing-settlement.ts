@@ -36,10 +36,10 @@ export class OutgoingSettlement {
       case 'answered': {
         const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
         if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
-        return this.startRefund(payment, `switch answered ${switchState}`, switchState);
+        return this.startRefund(payment, `switch answered ${switchState}`, `switch answered ${switchState}`, switchState);
       }
       case 'failed':
-        return this.startRefund(payment, answer.message, answer.transfer?.currentState);
+        return this.startRefund(payment, `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`, answer.message, answer.transfer?.currentState);
       case 'unknown': {
         const confirming = await this.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: `outcome unknown: ${answer.reason}` });
         this.logger.warn({ transferId, state: 'CONFIRMING' }, 'switch outcome unknown after accept; asking the switch');
@@ -66,7 +66,7 @@ export class OutgoingSettlement {
       case 'COMPLETED':
         return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState: 'COMPLETED' });
       case 'ABORTED':
-        return this.startRefund(payment, 'switch reports the transfer aborted', 'ABORTED');
+        return this.startRefund(payment, 'switch reports ABORTED', 'switch reports the transfer aborted', 'ABORTED');
       case 'UNKNOWN':
       case 'ERROR_OCCURRED':
       case 'WAITING_FOR_PARTY_ACCEPTANCE':
@@ -174,10 +174,12 @@ export class OutgoingSettlement {
   }
 
   /** -> REFUNDING (the switch did not take the money on), then the first refund attempt. */
-  private async startRefund(payment: Payment, reason: string, switchState: string | undefined): Promise<Payment> {
+  private async startRefund(payment: Payment, summary: string, reason: string, switchState: string | undefined): Promise<Payment> {
+    // The channel's answer stays short (128 characters); lastError keeps the switch's own words.
+    const answer = new ConnectorError('SdkClientError', `the switch did not complete the transfer (${summary}); the customer is refunded`);
     const refunding = await this.move(payment, ['ACCEPTING', 'CONFIRMING'], 'REFUNDING', {
-      errorName: 'SdkClientError',
-      errorMessage: `the switch did not complete the transfer (${reason}); the customer is refunded`,
+      errorName: answer.errorName,
+      errorMessage: answer.message,
       lastError: reason,
       ...(switchState === undefined ? {} : { switchState }),
     });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
@@ -92,6 +93,214 @@ describe('outgoing payments, bank flow', () => {
     const wrong = await h.callOutgoing('POST', '/send-money', sendMoneyBody(), { 'x-api-key': `${TEST_CHANNEL_API_KEY}x` });
     expect(wrong.status).toBe(401);
     expect(h.fakeSwitch.requests).toEqual([]);
+  });
+});
+
+
+describe('outgoing payments, bank flow: abort, expiry, invalid quotes', () => {
+  it('acceptQuote false tells the switch false and answers quote not accepted; nothing moves', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const terms = await initiate(h, sendMoneyBody());
+    const transferId = String(terms['transferId']);
+    const declined = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: false });
+    const expected = { status: 422, body: { statusCode: '5101', message: 'Quote not accepted: the customer declined the terms' } };
+    expect(declined).toEqual(expected);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: false })).toEqual(expected);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Payment is in another state: the customer declined this payment' },
+    });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptQuote: false }]);
+    expect(h.fakeSwitch.transferOf(String(terms['homeTransactionId']))?.state).toBe('ABORTED');
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'ABORTED',
+      error: { statusCode: '5101', name: 'QuoteNotAccepted', message: 'Quote not accepted: the customer declined the terms' },
+    });
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('an accept after the quote expired is refused, the switch told false, and nothing is refunded or moved', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const terms = await initiate(h, sendMoneyBody());
+    h.clock.advance(3_600_000);
+    const late = await h.callOutgoing('PUT', `/send-money/${String(terms['transferId'])}`, { acceptQuote: true });
+    expect(late).toEqual({
+      status: 422,
+      body: { statusCode: '3302', message: 'Quote expired: the quote expired at 2026-11-23T11:00:00.000Z; nothing was debited' },
+    });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptQuote: false }]);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('an invalid returned quote is refused, the switch told false; unknown transfer ids are 404', async () => {
+    h = await startHarness();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ transferAmount: { amount: '99', currency: 'ZMW' }, payeeReceiveAmount: { amount: '98', currency: 'ZMW' } }, 'transferAmount 99 is not the requested 100'],
+      [{ payeeFspFee: { amount: '2', currency: 'ZMW' } }, 'transferAmount is not payeeReceiveAmount + payeeFspFee - payeeFspCommission'],
+      [{ payeeFspFee: { amount: '-1', currency: 'ZMW' } }, 'payeeFspFee amount is not an Amount'],
+      [{ payeeReceiveAmount: { amount: '99.00', currency: 'ZMW' } }, 'payeeReceiveAmount amount is not an Amount'],
+      [{ transferAmount: { amount: '100', currency: 'USD' } }, 'transferAmount is in USD, expected ZMW'],
+      [{ payeeReceiveAmount: { amount: '98.999', currency: 'ZMW' } }, 'payeeReceiveAmount has more decimals than ZMW allows'],
+      [{ expiration: '2026-11-23T09:59:59.999Z' }, 'quote expired at 2026-11-23T09:59:59.999Z'],
+      [{ expiration: 'tomorrow' }, 'quote expiration is not a timestamp'],
+      [{ transferAmount: 100 }, 'quoteResponse.body.transferAmount is malformed'],
+    ];
+    const seen = [];
+    for (const [quote] of cases) {
+      const body = sendMoneyBody();
+      h.fakeSwitch.script(String(body['homeTransactionId']), { quote });
+      const answer = await h.callOutgoing('POST', '/send-money', body);
+      seen.push([answer.status, answer.body, h.fakeSwitch.transferOf(String(body['homeTransactionId']))?.state]);
+    }
+    expect(seen).toEqual(
+      cases.map(([, reason]) => [422, { statusCode: '5101', message: `Invalid quote returned by the switch: ${reason}` }, 'ABORTED']),
+    );
+    expect(await h.callOutgoing('PUT', '/send-money/0b3a4c7e-1d2f-4a5b-8c6d-7e8f9a0b1c2d', { acceptQuote: true })).toEqual({
+      status: 404,
+      body: { statusCode: '3208', message: 'Transfer not found: no send-money payment with transferId 0b3a4c7e-1d2f-4a5b-8c6d-7e8f9a0b1c2d' },
+    });
+  });
+
+  it('refuses a switch that waits for party acceptance or completes without acceptance, flagging the latter', async () => {
+    h = await startHarness();
+    const party = sendMoneyBody();
+    h.fakeSwitch.script(String(party['homeTransactionId']), { initiate: { currentState: 'WAITING_FOR_PARTY_ACCEPTANCE' } });
+    expect((await h.callOutgoing('POST', '/send-money', party)).body).toEqual({
+      statusCode: '2001',
+      message: 'Switch connector request failed: the switch connector waits for party acceptance: set AUTO_ACCEPT_PARTY=true',
+    });
+    const completed = sendMoneyBody();
+    h.fakeSwitch.script(String(completed['homeTransactionId']), { initiate: { currentState: 'COMPLETED' } });
+    expect((await h.callOutgoing('POST', '/send-money', completed)).status).toBe(503);
+    const flagged = await h.callOutgoing('GET', '/payments/needing-attention');
+    expect((flagged.body as Body[]).map((p) => [p['homeTransactionId'], p['state']])).toEqual([
+      [party['homeTransactionId'], 'FAILED'],
+      [completed['homeTransactionId'], 'FAILED'],
+    ]);
+  });
+});
+
+describe('outgoing payments, bank flow: refunds', () => {
+  async function acceptedWith(script: Parameters<Harness['fakeSwitch']['script']>[1], env: Record<string, string> = {}): Promise<{ transferId: string; home: string; accepted: { status: number; body: unknown } }> {
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, script);
+    const terms = await initiate(h, body);
+    await channelDebit(h, home, '100');
+    const transferId = String(terms['transferId']);
+    void env;
+    return { transferId, home, accepted: await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true }) };
+  }
+
+  it('a switch error (500) after the channel debit refunds the customer exactly once', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { transferId, accepted } = await acceptedWith({ accept: { status: 500 } });
+    const expected = {
+      status: 503,
+      body: {
+        statusCode: '2001',
+        message: 'Switch connector request failed: the switch did not complete the transfer (HTTP 500, statusCode 5000); the customer is refunded',
+      },
+    };
+    expect(accepted).toEqual(expected);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(expected);
+    h.clock.advance(600_000);
+    await h.app.outgoingRecovery.runOnce();
+    const after = await balances(h);
+    expect(after.of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(before.of(SETTLEMENT_ACCOUNT).balance);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'REFUNDED',
+      needsAttention: false,
+      attempts: 0,
+      switchState: 'ERROR_OCCURRED',
+      error: { statusCode: '2001', name: 'SdkClientError', message: expected.body.message },
+    });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
+  });
+
+  it('ERROR_OCCURRED in a 200 answer is a failure too: refunded', async () => {
+    h = await startHarness();
+    const { transferId, accepted } = await acceptedWith({ accept: 'error-occurred' });
+    expect(accepted.status).toBe(503);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', switchState: 'ERROR_OCCURRED' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('a 504 is outcome unknown: the switch is asked, and a transfer that completed is never refunded', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { transferId, accepted } = await acceptedWith({ accept: { status: 504 }, stateAfterAccept: 'COMPLETED' });
+    expect(accepted).toEqual({ status: 200, body: { homeTransactionId: expect.any(String), transferId, state: 'COMPLETED' } });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([`/transfers/${transferId}`]);
+    const after = await balances(h);
+    expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(add(before.of(SETTLEMENT_ACCOUNT).balance, '100'));
+  });
+
+  it('a hang is outcome unknown: nothing is refunded until the switch says; ABORTED then refunds once', async () => {
+    h = await startHarness();
+    const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
+    expect(accepted.status).toBe(504);
+    expect(accepted.body).toEqual({
+      statusCode: '2004',
+      message: `Switch connector timed out: outcome not known yet; see GET /send-money/${transferId}`,
+    });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', attempts: 1 });
+    h.clock.advance(1_001);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    h.clock.advance(2_001);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('a refund that keeps failing stays pending, is retried with capped backoff, flagged for manual action, and lands once', async () => {
+    let faulty: FaultyCoreBanking | undefined;
+    h = await startHarness({
+      env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '3', RECOVERY_MAX_BACKOFF_MS: '4000' },
+      overrides: {
+        wrapCoreBanking: (inner) => {
+          faulty = new FaultyCoreBanking(inner, { operations: ['refund'], failures: 4, kind: 'unavailable' });
+          return faulty;
+        },
+      },
+    });
+    const { transferId, accepted } = await acceptedWith({ accept: { status: 500 } });
+    expect(accepted.status).toBe(503);
+    const status = async (): Promise<Body> => (await h.callOutgoing('GET', `/send-money/${transferId}`)).body as Body;
+    expect(await status()).toMatchObject({ state: 'REFUNDING', attempts: 1, needsAttention: false, nextAttemptAt: '2026-11-23T10:00:01.000Z' });
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    h.clock.advance(1_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    h.clock.advance(2_000);
+    await h.app.outgoingRecovery.runOnce();
+    expect(await status()).toMatchObject({
+      state: 'REFUNDING',
+      attempts: 3,
+      needsAttention: true,
+      lastError: 'Institution unavailable: injected fault on refund',
+      nextAttemptAt: '2026-11-23T10:00:07.000Z',
+    });
+    expect(((await h.callOutgoing('GET', '/payments/needing-attention')).body as Body[]).map((p) => p['transferId'])).toEqual([transferId]);
+    h.clock.advance(4_000);
+    await h.app.outgoingRecovery.runOnce();
+    // The backoff is capped at RECOVERY_MAX_BACKOFF_MS.
+    expect(await status()).toMatchObject({ attempts: 4, nextAttemptAt: '2026-11-23T10:00:11.000Z' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    h.clock.advance(4_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await status()).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    expect(faulty?.injected).toBe(4);
+    expect((await h.callOutgoing('GET', '/payments/needing-attention')).body).toEqual([]);
   });
 });
 

@@ -64,20 +64,21 @@ export class SdkClient implements SwitchConnector {
       response = await this.call(method, path, body, timeoutMs);
     } catch (error) {
       if (error instanceof ConnectorError && error.errorName === 'SdkTimeout') return { outcome: 'unknown', reason: error.message };
-      if (error instanceof ConnectorError) return { outcome: 'failed', httpStatus: 0, statusCode: 'none', message: error.message };
+      // The request never reached the switch connector (refused, DNS): the transfer did not proceed.
+      if (error instanceof ConnectorError) return { outcome: 'failed', httpStatus: 0, statusCode: 'none', message: `${method} ${path}: ${describe(error.cause)}` };
       throw error;
     }
     if (response.status >= 200 && response.status < 300) return { outcome: 'answered', transfer: readOutboundTransfer(response.body) };
     const transfer = readErrorTransferState(response.body);
-    const failure = sdkError(response);
+    const detail = sdkErrorDetail(response);
     if (response.status === 504) {
-      return { outcome: 'unknown', reason: failure.message, ...(transfer === undefined ? {} : { transfer }) };
+      return { outcome: 'unknown', reason: detail, ...(transfer === undefined ? {} : { transfer }) };
     }
     return {
       outcome: 'failed',
       httpStatus: response.status,
       statusCode: errorStatusCode(response.body),
-      message: failure.message,
+      message: detail,
       ...(transfer === undefined ? {} : { transfer }),
     };
   }
@@ -123,10 +124,15 @@ export function transferStatusOf(body: unknown): SwitchTransferStatus['currentSt
 
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */
 export function sdkError(response: SdkResponse): ConnectorError {
+  return new ConnectorError('SdkClientError', sdkErrorDetail(response));
+}
+
+/** "HTTP 500, statusCode 5000: message", for error messages and logs. */
+export function sdkErrorDetail(response: SdkResponse): string {
   const body = isObject(response.body) ? response.body : {};
   const code = errorStatusCode(body);
   const message = typeof body['message'] === 'string' ? body['message'].slice(0, 128) : 'no message';
-  return new ConnectorError('SdkClientError', `HTTP ${response.status}, statusCode ${code}: ${message}`);
+  return `HTTP ${response.status}, statusCode ${code}: ${message}`;
 }
 
 /** The statusCode of an error body as text: business errors send a string, validation errors a number. */

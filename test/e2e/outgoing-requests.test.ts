@@ -1,0 +1,140 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+const payer = (birth: Record<string, unknown> | undefined): Body => ({
+  name: 'Natasha Mulenga',
+  payerId: '260971000002',
+  ...(birth === undefined ? {} : { DateAndPlaceOfBirth: birth }),
+});
+const birth = { BirthDt: '30-11-1995', CityOfBirth: 'Ndola', CtryOfBirth: 'ZM' };
+
+describe('outgoing requests: validation, idempotency, OpenAPI', () => {
+  it('refuses every malformed request with a 4xx naming the field, and calls nobody', async () => {
+    h = await startHarness();
+    const without = (field: string): Body => {
+      const body = sendMoneyBody();
+      delete body[field];
+      return body;
+    };
+    const cases: Array<[Body, number, string, string]> = [
+      [without('homeTransactionId'), 400, '3102', "Missing mandatory element: body must have required property 'homeTransactionId'"],
+      [without('payeeId'), 400, '3102', "Missing mandatory element: body must have required property 'payeeId'"],
+      [without('payer'), 400, '3102', "Missing mandatory element: body must have required property 'payer'"],
+      [without('transactionType'), 400, '3102', "Missing mandatory element: body must have required property 'transactionType'"],
+      [sendMoneyBody({ payeeIdType: 'PHONE' }), 400, '3100', 'Generic validation error: body/payeeIdType must be equal to one of the allowed values'],
+      [sendMoneyBody({ sendAmount: 100 }), 400, '3100', 'Generic validation error: body/sendAmount must be string'],
+      [sendMoneyBody({ sendAmount: '10.50' }), 400, '3100', 'Generic validation error: body/sendAmount must match pattern "^([0]|([1-9][0-9]{0,17}))([.][0-9]{0,3}[1-9])?$"'],
+      [sendMoneyBody({ sendAmount: '10.125' }), 400, '3100', 'Generic validation error: sendAmount has more decimals than ZMW allows'],
+      [sendMoneyBody({ sendAmount: '0' }), 400, '3100', 'Generic validation error: sendAmount must be greater than zero'],
+      [sendMoneyBody({ sendCurrency: 'zmw' }), 400, '3100', 'Generic validation error: body/sendCurrency must match pattern "^[A-Z]{3}$"'],
+      [sendMoneyBody({ receiveCurrency: 'ZZZ' }), 400, '3100', 'Generic validation error: receiveCurrency is not an ISO 4217 currency code'],
+      [sendMoneyBody({ sendCurrency: 'USD' }), 422, '5106', 'Unsupported currency: sendCurrency USD (customers are debited in ZMW)'],
+      [sendMoneyBody({ transactionType: 'PAYMENT' }), 400, '3100', 'Generic validation error: body/transactionType must be equal to one of the allowed values'],
+      [sendMoneyBody({ payeeId: '12ab' }), 400, '3100', 'Generic validation error: payeeId must be an E.164 number with an optional leading +'],
+      [sendMoneyBody({ payer: { name: 'Natasha Mulenga' } }), 400, '3102', "Missing mandatory element: body/payer must have required property 'payerId'"],
+      [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '31-02-1990' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],
+      [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2023' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],
+      [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '1995-11-30' }) }), 400, '3100', 'Generic validation error: body/payer/DateAndPlaceOfBirth/BirthDt must match pattern "^[0-9]{2}-[0-9]{2}-[0-9]{4}$"'],
+      [sendMoneyBody({ payer: payer({ BirthDt: '30-11-1995', CtryOfBirth: 'ZM' }) }), 400, '3102', "Missing mandatory element: body/payer/DateAndPlaceOfBirth must have required property 'CityOfBirth'"],
+    ];
+    const seen = [];
+    for (const [body] of cases) {
+      const answer = await h.callOutgoing('POST', '/send-money', body);
+      seen.push([answer.status, answer.body]);
+    }
+    expect(seen).toEqual(cases.map(([, status, statusCode, message]) => [status, { statusCode, message }]));
+    expect(h.fakeSwitch.requests).toEqual([]);
+  });
+
+  it('accepts a leap day and a body without birth data or description', async () => {
+    h = await startHarness();
+    const leap = await initiate(h, sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2000' }) }));
+    expect(leap['state']).toBe('QUOTED');
+    const plain = sendMoneyBody({ payer: payer(undefined) });
+    delete plain['transactionDescription'];
+    await initiate(h, plain);
+    const posts = h.fakeSwitch.requests.filter((r) => r.method === 'POST').map((r) => r.body as Body);
+    expect((posts[0]?.['from'] as Body)['dateOfBirth']).toBe('2000-02-29');
+    expect(posts[1]?.['from']).toEqual({ idType: 'MSISDN', idValue: '260971000002', displayName: 'Natasha Mulenga' });
+    expect(posts[1]?.['note']).toBeUndefined();
+  });
+
+  it('a retried POST answers the same terms and calls the switch once; another body under the same id is 409', async () => {
+    h = await startHarness();
+    const body = sendMoneyBody();
+    const first = await initiate(h, body);
+    const again = await initiate(h, body);
+    expect(again).toEqual(first);
+    const modified = await h.callOutgoing('POST', '/send-money', { ...body, sendAmount: '101' });
+    expect(modified).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: `Modified request: homeTransactionId ${String(body['homeTransactionId'])} was used for another request` },
+    });
+    // The same body on the merchant path is another request, too.
+    expect((await h.callOutgoing('POST', '/merchant-payments', body)).status).toBe(409);
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
+  it('parallel duplicates while the first is in flight answer the same terms from one switch call', async () => {
+    h = await startHarness();
+    const body = sendMoneyBody();
+    const answers = await Promise.all([1, 2, 3, 4].map(() => h.callOutgoing('POST', '/send-money', body)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
+  it('a switch error at initiation is an SDK client error; a retry answers it again without calling the switch', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const failing = sendMoneyBody();
+    h.fakeSwitch.script(String(failing['homeTransactionId']), { initiate: { status: 500 } });
+    const expected = { status: 503, body: { statusCode: '2001', message: 'Switch connector request failed: HTTP 500, statusCode 5000: Internal error at the switch' } };
+    expect(await h.callOutgoing('POST', '/send-money', failing)).toEqual(expected);
+    expect(await h.callOutgoing('POST', '/send-money', failing)).toEqual(expected);
+
+    const invalid = sendMoneyBody();
+    h.fakeSwitch.script(String(invalid['homeTransactionId']), { initiate: { status: 400 } });
+    expect(await h.callOutgoing('POST', '/send-money', invalid)).toEqual({
+      status: 503,
+      body: { statusCode: '2001', message: 'Switch connector request failed: HTTP 400, statusCode 400: validation failed' },
+    });
+
+    const hanging = sendMoneyBody();
+    h.fakeSwitch.script(String(hanging['homeTransactionId']), { initiate: 'hang' });
+    const timedOut = await h.callOutgoing('POST', '/send-money', hanging);
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.body).toMatchObject({ statusCode: '2004' });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('serves its OpenAPI document without credentials', async () => {
+    h = await startHarness();
+    const answer = await h.callOutgoing('GET', '/openapi.json', undefined, {});
+    expect(answer.status).toBe(200);
+    const document = answer.body as Body;
+    expect(document['openapi']).toBe('3.0.3');
+    expect(Object.keys(document['paths'] as Body).sort()).toEqual([
+      '/callback',
+      '/health',
+      '/merchant-payment',
+      '/merchant-payment/{transferId}',
+      '/merchant-payments',
+      '/merchant-payments/{transferId}',
+      '/payments/needing-attention',
+      '/send-money',
+      '/send-money/{transferId}',
+    ]);
+    const schemas = (document['components'] as Body)['schemas'] as Body;
+    expect((schemas['SendMoneyRequest'] as Body)['required']).toEqual([
+      'homeTransactionId', 'payeeId', 'payeeIdType', 'sendAmount', 'sendCurrency', 'receiveCurrency', 'transactionType', 'payer',
+    ]);
+  });
+});
