@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import type { OutboundScript } from '../support/fake-switch.js';
+import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+const MOBILE = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '60000' };
+
+function callback(transferId: string, code: string): Promise<{ status: number; body: unknown }> {
+  return h.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: code } }, callbackHeaders(TEST_CALLBACK_SECRET));
+}
+
+function switchPuts(): unknown[] {
+  return h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
+}
+
+/** Initiates and accepts: the institution is asked to debit the customer, who has not answered yet. */
+async function acceptedPending(script: OutboundScript = {}, overrides: Record<string, unknown> = {}): Promise<{ transferId: string; home: string }> {
+  const body = sendMoneyBody(overrides);
+  const home = String(body['homeTransactionId']);
+  h.fakeSwitch.script(home, script);
+  const terms = await initiate(h, body);
+  const transferId = String(terms['transferId']);
+  const accepted = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+  expect(accepted).toEqual({
+    status: 202,
+    body: { homeTransactionId: home, transferId, state: 'AWAITING_DEBIT', collection: { status: 'pending', institutionReference: `sandbox-collection-${transferId}` } },
+  });
+  return { transferId, home };
+}
+
+async function approve(transferId: string, approved: boolean): Promise<void> {
+  await h.app.sandbox?.settleCollection(transferId, approved);
+}
+
+describe('outgoing payments, mobile-operator flow', () => {
+  it('accept prompts the customer; the callback TS tells the switch to proceed; repeated callbacks change nothing', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending();
+    expect(await balances(h)).toEqual(before);
+    expect(switchPuts()).toEqual([]);
+    // A repeated accept while the prompt is pending answers the same and prompts once.
+    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+
+    await approve(transferId, true);
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    const after = await balances(h);
+    expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(plus(before.of(SETTLEMENT_ACCOUNT).balance, 100n));
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS', flow: 'mobile-operator' });
+
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(await callback(transferId, 'TF')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).body).toMatchObject({ state: 'COMPLETED' });
+    expect(await balances(h)).toEqual(after);
+  });
+
+  it('any other callback code tells the switch false; nothing was debited, nothing refunded', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending();
+    await approve(transferId, false);
+    expect(await callback(transferId, 'TF')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'ABORTED',
+      callbackCode: 'TF',
+      error: { statusCode: '4100', name: 'PayerRejected', message: 'Payer rejected the payment: the customer was not debited' },
+    });
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('acceptQuote false and an expired quote prompt nobody and tell the switch false', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const declined = await initiate(h, sendMoneyBody());
+    expect((await h.callOutgoing('PUT', `/send-money/${String(declined['transferId'])}`, { acceptQuote: false })).body).toEqual({
+      statusCode: '5101',
+      message: 'Quote not accepted: the customer declined the terms',
+    });
+    const late = await initiate(h, sendMoneyBody());
+    h.clock.advance(3_600_000);
+    expect((await h.callOutgoing('PUT', `/send-money/${String(late['transferId'])}`, { acceptQuote: true })).status).toBe(422);
+    expect(switchPuts()).toEqual([{ acceptQuote: false }, { acceptQuote: false }]);
+    expect(await h.app.sandbox?.transactionStatus(String(late['transferId']))).toBe('not-found');
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('a payer the institution refuses: the error is answered, the switch told false', async () => {
+    h = await startHarness({ env: MOBILE });
+    const body = sendMoneyBody({ payer: { name: 'Kondwani Tembo', payerId: '260971000004' } });
+    const terms = await initiate(h, body);
+    const accepted = await h.callOutgoing('PUT', `/send-money/${String(terms['transferId'])}`, { acceptQuote: true });
+    expect(accepted).toEqual({ status: 422, body: { statusCode: '4100', message: 'Payer rejected the payment: the account is blocked' } });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+  });
+
+  it('the callback needs its own secret; an unknown transaction id is 404; a callback before the accept is 409', async () => {
+    h = await startHarness({ env: MOBILE });
+    const terms = await initiate(h, sendMoneyBody());
+    const transferId = String(terms['transferId']);
+    const body = { transaction: { id: transferId, status_code: 'TS' } };
+    const unauthorized = { status: 401, body: { statusCode: '3000', message: 'Unauthorized: missing or wrong x-callback-secret header' } };
+    expect(await h.callOutgoing('PUT', '/callback', body, {})).toEqual(unauthorized);
+    expect(await h.callOutgoing('PUT', '/callback', body, callbackHeaders(TEST_CHANNEL_API_KEY))).toEqual(unauthorized);
+    expect(await h.callOutgoing('PUT', '/callback', body, { 'x-api-key': TEST_CHANNEL_API_KEY })).toEqual(unauthorized);
+    expect((await h.callOutgoing('POST', '/send-money', sendMoneyBody(), { 'x-api-key': TEST_CALLBACK_SECRET })).status).toBe(401);
+    expect(await callback('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', 'TS')).toEqual({
+      status: 404,
+      body: { statusCode: '3208', message: 'Transfer not found: no outgoing payment with transferId 01JDV6M3AZ6XK1B0SPZ8Q4W2RA' },
+    });
+    expect(await callback(transferId, 'TS')).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Payment is in another state: the customer has not accepted this payment' },
+    });
+    expect((await h.callOutgoing('PUT', '/callback', { transaction: { id: transferId } }, callbackHeaders(TEST_CALLBACK_SECRET))).body).toEqual({
+      statusCode: '3102',
+      message: "Missing mandatory element: body/transaction must have required property 'status_code'",
+    });
+    expect(switchPuts()).toEqual([]);
+  });
+
+  it('the switch failing after the debit refunds the collection exactly once', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending({ accept: { status: 500 } });
+    await approve(transferId, true);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    h.clock.advance(3_600_000);
+    await h.app.outgoingRecovery.runOnce();
+    expect(await balances(h)).toEqual(before);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('without a callback the institution is asked after CALLBACK_WAIT_MS, and the payment proceeds as if it had called', async () => {
+    h = await startHarness({ env: MOBILE });
+    const { transferId } = await acceptedPending();
+    h.clock.advance(59_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    h.clock.advance(1_001);
+    // Still pending at the institution: asked again later.
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'AWAITING_DEBIT', lastError: 'debit still pending at the institution' });
+    await approve(transferId, true);
+    h.clock.advance(1_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', callbackCode: null });
+    // The callback arriving late changes nothing.
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+  });
+
+  it('a declined prompt found by the status query aborts like a failed callback', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending();
+    await approve(transferId, false);
+    h.clock.advance(60_001);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+    expect(((await h.callOutgoing('GET', `/send-money/${transferId}`)).body as Body)['state']).toBe('ABORTED');
+    expect(await balances(h)).toEqual(before);
+  });
+});
+
+function plus(balance: string, minor: bigint): string {
+  const [whole = '0', fraction = ''] = balance.split('.');
+  const total = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0')) + minor * 100n;
+  const cents = (total % 100n).toString().padStart(2, '0').replace(/0+$/, '');
+  return cents === '' ? (total / 100n).toString() : `${total / 100n}.${cents}`;
+}
