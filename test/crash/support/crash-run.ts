@@ -1,0 +1,204 @@
+import { isDeepStrictEqual } from 'node:util';
+import { demoAccounts } from '../../../src/adapters/core-banking/sandbox/index.js';
+import { seededRandom } from '../../../src/adapters/core-banking/fault-settings.js';
+import type { SqlDatabase } from '../../../src/adapters/store/sql-database.js';
+import { startFakeSwitch } from '../../support/fake-switch.js';
+import { ConnectorChild, freePort, type ChildOptions } from './connector-child.js';
+import { checkInvariants, unfinishedTransfers, type InvariantReport } from './ledger-invariants.js';
+import { PUT_RETRIES, SwitchDriver, sleep, statusCodeOf, type Answer, type FlowRecord, type Payee } from './switch-driver.js';
+
+/**
+ * The crash harness: one connector process on a real database, switch traffic from several
+ * concurrent flows, SIGKILL at seeded random moments (some during start-up), a restart on the
+ * same database after each, the institution failing a share of calls until the last restart,
+ * then: wait for recovery to finish everything, send every request again, stop cleanly and
+ * check the money invariants on the database itself.
+ */
+
+export interface CrashRunOptions {
+  readonly seed: number;
+  readonly kills: number;
+  /** A SQLite path or a postgres:// URL, given to the connector as DATABASE_URL. */
+  readonly databaseUrl: string;
+  /** Opens the same database in this process, to watch and check it. */
+  readonly openDatabase: () => Promise<SqlDatabase>;
+  /** CBS_FAULT_RATE for every start but the last. */
+  readonly faultRate: string;
+  readonly mainPath: string;
+  readonly workDir: string;
+  /** Concurrent payments in flight. */
+  readonly workers: number;
+  /** Upper bound on payments started, whatever the timing. */
+  readonly maxFlows: number;
+  /** Longest wait for recovery to bring every transfer to a final state. */
+  readonly drainDeadlineMs: number;
+}
+
+export interface CrashRunResult {
+  readonly kills: number;
+  readonly killsDuringStart: number;
+  readonly flows: readonly FlowRecord[];
+  readonly driver: SwitchDriver;
+  /** Problems found by sending every answered request again after the last restart. */
+  readonly replayProblems: readonly string[];
+  readonly replayed: number;
+  readonly report: InvariantReport;
+}
+
+/** Payees: the demo customers that are active and have no sub-identifier. */
+export const CRASH_PAYEES: readonly Payee[] = demoAccounts.customers
+  .filter((customer) => customer.status === 'active' && customer.idType === 'MSISDN' && customer.idSubValue === undefined)
+  .map((customer) => ({ idValue: customer.idValue, accountId: customer.accountId }));
+
+/** Where a run can take its seed from: CRASH_SEED, or a fresh one (printed, to rerun it). */
+export function crashSeed(): number {
+  const fromEnv = process.env['CRASH_SEED']?.trim();
+  if (fromEnv !== undefined && /^[0-9]{1,10}$/.test(fromEnv)) return Number(fromEnv) >>> 0;
+  return Math.floor(Math.random() * 0x1_0000_0000);
+}
+
+export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRunResult> {
+  const random = seededRandom(options.seed);
+  const fakeSwitch = await startFakeSwitch();
+  const incomingPort = await freePort();
+  const outgoingPort = await freePort();
+  let child: ConnectorChild | undefined;
+  const childOptions = (faults: boolean): ChildOptions => ({
+    mainPath: options.mainPath,
+    cwd: options.workDir,
+    incomingPort,
+    env: connectorEnv(options, fakeSwitch.url, outgoingPort, faults ? Math.floor(random() * 0xffffffff) : undefined),
+  });
+  const driver = new SwitchDriver({
+    random,
+    fakeSwitch,
+    targets: () => (child === undefined ? [] : [child.url]),
+    payees: CRASH_PAYEES,
+    currency: demoAccounts.currency,
+    completedShare: 0.7,
+    lostNotificationShare: 0.15,
+    duplicateShare: 0.25,
+    requestTimeoutMs: 10_000,
+  });
+  const database = await options.openDatabase();
+  try {
+    child = await ConnectorChild.start(childOptions(true));
+    let stopping = false;
+    const workers = Array.from({ length: options.workers }, async () => {
+      while (!stopping && driver.flows.length < options.maxFlows) {
+        const flow = driver.plan();
+        await driver.run(flow);
+        // Nobody answered the quote: the connector is down; do not spin through payments.
+        if (flow.quoteAnswer === undefined) await sleep(50);
+      }
+    });
+    let killsDuringStart = 0;
+    for (let kill = 1; kill <= options.kills; kill += 1) {
+      await sleep(30 + Math.floor(random() * 570));
+      await child.kill();
+      await sleep(Math.floor(random() * 100));
+      const last = kill === options.kills;
+      if (!last && random() < 0.15) {
+        // Kill it again while it starts: migrations, seeding and the first recovery pass.
+        child = ConnectorChild.spawn(childOptions(true));
+        await sleep(Math.floor(random() * 250));
+        await child.kill();
+        killsDuringStart += 1;
+      }
+      child = await ConnectorChild.start(childOptions(!last));
+    }
+    stopping = true;
+    await Promise.all(workers);
+    await waitForRecovery(database, options.drainDeadlineMs, child);
+    const replay = await replayEverything(driver);
+    await child.stop();
+    const report = await checkInvariants(database, driver.flows, demoAccounts);
+    return {
+      kills: options.kills + killsDuringStart,
+      killsDuringStart,
+      flows: driver.flows,
+      driver,
+      replayProblems: replay.problems,
+      replayed: replay.count,
+      report,
+    };
+  } finally {
+    await child?.kill();
+    await database.close();
+    await fakeSwitch.close();
+  }
+}
+
+function connectorEnv(options: CrashRunOptions, sdkUrl: string, outgoingPort: number, faultSeed: number | undefined): Record<string, string> {
+  return {
+    DATABASE_URL: options.databaseUrl,
+    SDK_BASE_URL: sdkUrl,
+    SDK_TIMEOUT_MS: '2000',
+    OUTGOING_PORT: String(outgoingPort),
+    LOG_LEVEL: 'warn',
+    RECOVERY_INTERVAL_MS: '100',
+    RECOVERY_BASE_BACKOFF_MS: '50',
+    RECOVERY_MAX_BACKOFF_MS: '800',
+    RESERVATION_QUERY_AFTER_MS: '1500',
+    RECOVERY_LEASE_MS: '3000',
+    ...(faultSeed === undefined ? {} : { CBS_FAULT_RATE: options.faultRate, CBS_FAULT_SEED: String(faultSeed) }),
+  };
+}
+
+async function waitForRecovery(database: SqlDatabase, deadlineMs: number, child: ConnectorChild): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const left = await unfinishedTransfers(database);
+    if (left === 0) return;
+    if (Date.now() > deadline) throw new Error(`${left} transfers still unfinished ${deadlineMs} ms after the last restart:\n${child.tail()}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Sends every request that got a final answer once more, to the restarted connector: each must
+ * get the same answer. Two exceptions, both checked exactly: a transfer the hub aborted after
+ * it was reserved is refused on a repeat (409, 3106: it never reserves again), and a final
+ * notification the switch never delivered is delivered now, late, and must change nothing.
+ */
+async function replayEverything(driver: SwitchDriver): Promise<{ problems: string[]; count: number }> {
+  const problems: string[] = [];
+  let count = 0;
+  const again = async (key: string, method: 'POST' | 'PUT', path: string, body: unknown, expected: Answer | ((answer: Answer) => boolean)): Promise<void> => {
+    count += 1;
+    const answer = await driver.send(method, path, body);
+    if (answer === undefined) {
+      problems.push(`${key}: no answer on replay`);
+      return;
+    }
+    const ok = typeof expected === 'function' ? expected(answer) : sameAnswer(answer, expected);
+    if (!ok) problems.push(`${key}: replay answered ${JSON.stringify(answer)}`);
+  };
+  for (const flow of driver.flows) {
+    if (flow.quoteAnswer !== undefined) await again(`quote:${flow.quoteId}`, 'POST', '/quoterequests', flow.quoteBody, flow.quoteAnswer);
+    if (flow.transferAnswer !== undefined && flow.transferBody !== undefined) {
+      const expected = flow.decision === 'COMPLETED' ? flow.transferAnswer : (answer: Answer) => answer.status === 409 && statusCodeOf(answer.body) === '3106';
+      await again(`transfer:${flow.transferId}`, 'POST', '/transfers', flow.transferBody, expected);
+    }
+    if (flow.decision === undefined) continue;
+    const path = `/transfers/${flow.transferId}`;
+    if (flow.notificationAnswer !== undefined && flow.notificationBody !== undefined) {
+      await again(`notify:${flow.transferId}`, 'PUT', path, flow.notificationBody, flow.notificationAnswer);
+    } else if (flow.notificationBody === undefined && flow.transferAnswer !== undefined) {
+      const late = await driver.exchange(`late:${flow.transferId}`, 'PUT', path, lateNotification(flow.decision), PUT_RETRIES, false);
+      count += 1;
+      const wanted = flow.decision === 'COMPLETED' ? { status: 200, body: {} } : undefined;
+      const ok = late !== undefined && (wanted === undefined ? late.status === 422 && statusCodeOf(late.body) === '5104' : sameAnswer(late, wanted));
+      if (!ok) problems.push(`late notification ${flow.transferId} (${flow.decision}): ${JSON.stringify(late)}`);
+    }
+  }
+  return { problems, count };
+}
+
+function lateNotification(decision: 'COMPLETED' | 'ABORTED'): Record<string, unknown> {
+  return { currentState: decision, direction: 'INBOUND' };
+}
+
+function sameAnswer(a: Answer, b: Answer): boolean {
+  return isDeepStrictEqual(a, b);
+}
