@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addMoney, subtractMoney, type Money } from '../src/domain/money.js';
+import { addMoney, compareDecimal, subtractMoney, type Money } from '../src/domain/money.js';
 
 /**
  * A stand-in for the switch connector's outbound API (SDK scheme adapter v2.1) on loopback, for
@@ -217,7 +217,8 @@ function transferBody(context: Context, entry: OutboundTransferEntry, script: Ou
 }
 
 function quoteOf(context: Context, amountType: unknown, amount: Money, feeAmount: string): Record<string, unknown> {
-  const fee = { amount: feeAmount, currency: amount.currency };
+  // An amount below the fee (a test's odd conversion) is quoted without a fee rather than negative.
+  const fee = { amount: compareDecimal(amount.amount, feeAmount) < 0 ? '0' : feeAmount, currency: amount.currency };
   const send = amountType !== 'RECEIVE';
   return {
     transferAmount: send ? amount : addMoney(amount, fee),

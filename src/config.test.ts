@@ -112,3 +112,65 @@ describe('fault injection settings (testing only)', () => {
     ]);
   });
 });
+
+describe('outgoing settings', () => {
+  it('default to the documented demo credentials, flagged as such, and a 100 s transfer timeout', () => {
+    expect(loadConfig({}).outgoing).toEqual({
+      channelApiKey: 'demo-channel-key-change-me',
+      callbackSecret: 'demo-callback-secret-change-me',
+      callbackSecretHeader: 'x-callback-secret',
+      demoCredentials: true,
+      transferTimeoutMs: 100_000,
+      callbackWaitMs: 300_000,
+      birthKeys: 'spec',
+      sandboxFlow: 'bank',
+    });
+  });
+
+  it('reads every outgoing setting', () => {
+    const outgoing = loadConfig({
+      OUTGOING_API_KEY: 'channel-key-0123456789',
+      CALLBACK_SECRET: 'callback-secret-0123456789',
+      CALLBACK_SECRET_HEADER: 'X-Provider-Signature',
+      SDK_TRANSFER_TIMEOUT_MS: '120000',
+      CALLBACK_WAIT_MS: '90000',
+      OUTGOING_BIRTH_KEYS: 'both',
+      SANDBOX_OUTGOING_FLOW: 'mobile-operator',
+    }).outgoing;
+    expect(outgoing).toEqual({
+      channelApiKey: 'channel-key-0123456789',
+      callbackSecret: 'callback-secret-0123456789',
+      callbackSecretHeader: 'x-provider-signature',
+      demoCredentials: false,
+      transferTimeoutMs: 120_000,
+      callbackWaitMs: 90_000,
+      birthKeys: 'both',
+      sandboxFlow: 'mobile-operator',
+    });
+  });
+
+  it('list every problem with them, without printing a secret', () => {
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({
+        OUTGOING_API_KEY: 'short',
+        CALLBACK_SECRET: 'short',
+        CALLBACK_SECRET_HEADER: 'x-api-key',
+        SDK_TRANSFER_TIMEOUT_MS: '10',
+        OUTGOING_BIRTH_KEYS: 'all',
+        SANDBOX_OUTGOING_FLOW: 'wallet',
+      });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'OUTGOING_API_KEY: must be at least 16 characters',
+      'CALLBACK_SECRET: must be at least 16 characters',
+      'OUTGOING_API_KEY and CALLBACK_SECRET: must differ',
+      "CALLBACK_SECRET_HEADER: must differ from the channel's x-api-key",
+      'SDK_TRANSFER_TIMEOUT_MS: "10" is not a whole number from 1000 to 600000',
+      'OUTGOING_BIRTH_KEYS: "all" is not one of spec, iso-exact, both',
+      'SANDBOX_OUTGOING_FLOW: "wallet" is not one of bank, mobile-operator',
+    ]);
+  });
+});
