@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startConnector, type ConnectorProcess } from './connector-process.js';
+import { startFakeSwitchServer } from './fake-switch-server.js';
+import { BENCH_CALLBACK_SECRET, BENCH_CHANNEL_API_KEY, sendMoneyRoundTrip } from './send-money-scenario.js';
 
 /**
  * npm run bench: starts the connector on its embedded defaults (SQLite, sandbox institution,
@@ -15,8 +17,12 @@ interface Scenario {
   /** How many HTTP requests make one unit (e.g. a full transfer is 3). */
   readonly requestsPerUnit: number;
   readonly unit: string;
+  /** The server driven (default: incoming). */
+  readonly server?: 'outgoing';
   requests(url: string): autocannon.Request[];
 }
+
+const OUTGOING_PORT = 13004;
 
 const PAYEE = '260971000001';
 const CURRENCY = 'ZMW';
@@ -39,6 +45,13 @@ const scenarios: Scenario[] = [
     requestsPerUnit: 3,
     unit: 'transfers',
     requests: () => lifecycleRequests(),
+  },
+  {
+    name: 'send-money round trip (initiate and accept) against the fake switch',
+    requestsPerUnit: 2,
+    unit: 'payments',
+    server: 'outgoing',
+    requests: () => sendMoneyRoundTrip(PAYEE),
   },
 ];
 
@@ -138,11 +151,12 @@ interface Result {
 }
 
 async function drive(connector: ConnectorProcess, scenario: Scenario, durationS: number, connections: number): Promise<Result> {
+  const url = scenario.server === 'outgoing' ? `http://127.0.0.1:${OUTGOING_PORT}` : connector.incomingUrl;
   const result = await autocannon({
-    url: connector.incomingUrl,
+    url,
     connections,
     duration: durationS,
-    requests: scenario.requests(connector.incomingUrl),
+    requests: scenario.requests(url),
   });
   return {
     scenario: scenario.name,
@@ -168,8 +182,18 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cc-bench-'));
   const accountsFile = join(dir, 'accounts.json');
   writeFileSync(accountsFile, JSON.stringify(benchAccounts()));
+  // The switch connector's outbound API, faked in this process (no request log: it would grow for the whole run).
+  const fakeSwitch = await startFakeSwitchServer({ record: false });
   const connector = await startConnector(
-    { DATABASE_URL: join(dir, 'bench.db'), SANDBOX_ACCOUNTS_FILE: accountsFile, X_CURRENCY: CURRENCY, OUTGOING_PORT: '13004' },
+    {
+      DATABASE_URL: join(dir, 'bench.db'),
+      SANDBOX_ACCOUNTS_FILE: accountsFile,
+      X_CURRENCY: CURRENCY,
+      OUTGOING_PORT: String(OUTGOING_PORT),
+      SDK_BASE_URL: fakeSwitch.url,
+      OUTGOING_API_KEY: BENCH_CHANNEL_API_KEY,
+      CALLBACK_SECRET: BENCH_CALLBACK_SECRET,
+    },
     13003,
   );
   const results: Result[] = [];
@@ -183,6 +207,7 @@ async function main(): Promise<void> {
     console.log(`peak RSS of the connector: ${connector.peakRssMiB()} MiB`);
   } finally {
     await connector.stop();
+    await fakeSwitch.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
