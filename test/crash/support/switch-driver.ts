@@ -166,10 +166,8 @@ export class SwitchDriver {
       this.answers.unexpected.push(`quote:${flow.quoteId}: ${flow.quoteAnswer.status} ${JSON.stringify(flow.quoteAnswer.body)}`);
       return;
     }
-    const terms = quoteTermsOf(flow.quoteAnswer.body);
-    flow.payeeReceiveAmount = terms.payeeReceiveAmount;
-    flow.transferBody = transferBody(flow, terms);
-    flow.transferAnswer = await this.exchange(`transfer:${flow.transferId}`, 'POST', '/transfers', flow.transferBody, POST_RETRIES, duplicate);
+    const transfer = this.prepareTransfer(flow);
+    flow.transferAnswer = await this.exchange(`transfer:${flow.transferId}`, 'POST', '/transfers', transfer, POST_RETRIES, duplicate);
     const reserved = flow.transferAnswer?.status === 201;
     if (flow.transferAnswer !== undefined && !reserved) {
       this.answers.unexpected.push(`transfer:${flow.transferId}: ${flow.transferAnswer.status} ${JSON.stringify(flow.transferAnswer.body)}`);
@@ -197,6 +195,14 @@ export class SwitchDriver {
     }
   }
 
+  /** Builds the transfer from the agreed quote (the flow's quote answer), as the switch does. */
+  prepareTransfer(flow: FlowRecord): Record<string, unknown> {
+    const terms = quoteTermsOf(flow.quoteAnswer?.body);
+    flow.payeeReceiveAmount = terms.payeeReceiveAmount;
+    flow.transferBody = transferBody(flow, terms);
+    return flow.transferBody;
+  }
+
   /**
    * Sends a request until it gets a final answer (below 500) or the retries run out, and
    * records every answer. Resolves with the first final answer, or undefined.
@@ -219,10 +225,10 @@ export class SwitchDriver {
     return final;
   }
 
-  /** One HTTP exchange with one of the targets; undefined when nobody answered. */
-  async send(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Answer | undefined> {
+  /** One HTTP exchange with `target`, or one of the targets at random; undefined when nobody answered. */
+  async send(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, chosen?: string): Promise<Answer | undefined> {
     const targets = this.options.targets();
-    const target = targets[Math.floor(this.options.random() * targets.length)];
+    const target = chosen ?? targets[Math.floor(this.options.random() * targets.length)];
     if (target === undefined) throw new Error('no target connector');
     try {
       const response = await request(`${target}${path}`, {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import { toMinorUnits, type Money } from '../../../domain/money.js';
@@ -11,6 +12,9 @@ import { checkConservation, readBalances, type AccountBalance, type Conservation
 import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
 import { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomer } from './sandbox-accounts.js';
 import type { AccountKind, SandboxSchema } from './sandbox-schema.js';
+
+/** Key of the advisory lock taken while opening the books: "ccsandbx" read as a 64-bit integer. */
+const OPEN_BOOKS_LOCK_KEY = '7161694694750315128';
 
 export type SandboxTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'not-found';
 
@@ -120,6 +124,10 @@ export class SandboxLedger {
    */
   openBooks(accounts: SandboxAccounts): Promise<boolean> {
     return this.#write(async (context) => {
+      // Replicas starting together on an empty PostgreSQL database would each find no account
+      // and open the books twice, and all but one would stop on the primary key: take turns.
+      // The lock ends with the transaction; the next opener then sees the books open.
+      if (context.lockRows) await sql`select pg_advisory_xact_lock(${OPEN_BOOKS_LOCK_KEY}::bigint)`.execute(context.trx);
       const existing = await context.trx.selectFrom('sandbox_accounts').select('account_id').limit(1).executeTakeFirst();
       if (existing !== undefined) return false;
       const { currency } = accounts;
