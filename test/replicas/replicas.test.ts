@@ -1,0 +1,253 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
+import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
+import { PostgresDatabase } from '../../src/adapters/store/postgres-database.js';
+import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
+import { ConnectorChild, freePort, type LogLine } from '../crash/support/connector-child.js';
+import { CRASH_PAYEES } from '../crash/support/crash-run.js';
+import { checkInvariants, unfinishedTransfers } from '../crash/support/ledger-invariants.js';
+import { SwitchDriver, sleep, type Answer, type FlowRecord, type HubDecision } from '../crash/support/switch-driver.js';
+import { notification } from '../support/backend-bodies.js';
+
+/**
+ * Two connector processes (replicas) on one PostgreSQL database, as behind a load balancer:
+ * the switch's duplicates land on either replica, and the recovery worker runs on both.
+ */
+
+const SEED = 20_261_123;
+
+let build: ConnectorBuild | undefined;
+let workDir = '';
+beforeAll(async () => {
+  build = await buildConnector();
+  workDir = mkdtempSync(join(tmpdir(), 'cc-replicas-'));
+}, 120_000);
+afterAll(() => {
+  build?.remove();
+  if (workDir !== '') rmSync(workDir, { recursive: true, force: true });
+});
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+interface Deployment {
+  readonly database: TestDatabase;
+  readonly reader: PostgresDatabase;
+  readonly fakeSwitch: FakeSwitch;
+  readonly ports: readonly number[];
+}
+
+/** A fresh database and fake switch, cleaned up after the test. */
+async function deployment(): Promise<Deployment> {
+  const database = await createTestDatabase();
+  const fakeSwitch = await startFakeSwitch();
+  const reader = new PostgresDatabase({ url: database.url, poolMax: 2 });
+  cleanups.push(async () => {
+    await reader.close();
+    await fakeSwitch.close();
+    await database.drop();
+  });
+  return { database, reader, fakeSwitch, ports: [await freePort(), await freePort()] };
+}
+
+/** Starts one connector process per port, all at once, on the deployment's database. */
+async function startReplicas(d: Deployment, env: Record<string, string>, onLog?: (replica: number, line: LogLine) => void): Promise<ConnectorChild[]> {
+  const outgoing = [await freePort(), await freePort()];
+  const replicas = await Promise.all(
+    d.ports.map((port, index) =>
+      ConnectorChild.start({
+        mainPath: build?.mainPath ?? '',
+        cwd: workDir,
+        incomingPort: port,
+        env: {
+          DATABASE_URL: d.database.url,
+          DATABASE_POOL_MAX: '5',
+          SDK_BASE_URL: d.fakeSwitch.url,
+          SDK_TIMEOUT_MS: '2000',
+          OUTGOING_PORT: String(outgoing[index]),
+          LOG_LEVEL: 'warn',
+          ...env,
+        },
+        ...(onLog === undefined ? {} : { onLog: (line: LogLine) => onLog(index, line) }),
+      }),
+    ),
+  );
+  cleanups.push(async () => {
+    await Promise.all(replicas.map((replica) => replica.kill()));
+  });
+  return replicas;
+}
+
+function driverFor(d: Deployment, replicas: readonly ConnectorChild[]): SwitchDriver {
+  return new SwitchDriver({
+    random: seededRandom(SEED),
+    fakeSwitch: d.fakeSwitch,
+    targets: () => replicas.map((replica) => replica.url),
+    payees: CRASH_PAYEES,
+    currency: demoAccounts.currency,
+    completedShare: 1,
+    lostNotificationShare: 0,
+    duplicateShare: 0,
+    requestTimeoutMs: 10_000,
+  });
+}
+
+/** Sends `copies` identical requests at once, alternating between the replicas; all answers. */
+async function spread(driver: SwitchDriver, replicas: readonly ConnectorChild[], copies: number, method: 'POST' | 'PUT', path: string, body: unknown): Promise<Answer[]> {
+  const answers = await Promise.all(
+    Array.from({ length: copies }, (_, copy) => driver.send(method, path, body, replicas[copy % replicas.length]?.url)),
+  );
+  return answers.map((answer) => {
+    if (answer === undefined) throw new Error(`${method} ${path}: a replica did not answer`);
+    return answer;
+  });
+}
+
+/** How many distinct answers a set of parallel duplicates got (1 when they all agree). */
+function distinct(answers: readonly Answer[]): number {
+  return answers.filter((answer, index) => answers.findIndex((other) => isDeepStrictEqual(other, answer)) === index).length;
+}
+
+describe('two replicas on one PostgreSQL database', () => {
+  it('start together on an empty database: migrations applied once, books opened once', async () => {
+    const d = await deployment();
+    const replicas = await startReplicas(d, {});
+    const applied = await d.reader
+      .reader<{ schema_migrations: { id: string } }>()
+      .selectFrom('schema_migrations')
+      .select('id')
+      .orderBy('id')
+      .execute();
+    // Both replicas migrated the same empty database at once and both are up: the advisory lock
+    // made them take turns (without it, the second fails on "relation already exists").
+    expect(applied.map((row) => row.id)).toEqual(expect.arrayContaining(['connector-001-inbound', 'sandbox-001-ledger']));
+    expect(new Set(applied.map((row) => row.id)).size).toBe(applied.length);
+    const report = await checkInvariants(d.reader, [], demoAccounts);
+    expect(report.problems).toEqual([]);
+    expect(report.conservation.ok).toBe(true);
+    await Promise.all(replicas.map((replica) => replica.stop()));
+  }, 60_000);
+
+  it('parallel duplicates spread over both replicas end with one reservation and one credit or release each', async () => {
+    const d = await deployment();
+    const replicas = await startReplicas(d, { RECOVERY_INTERVAL_MS: '3600000' });
+    const driver = driverFor(d, replicas);
+    const disagreements: string[] = [];
+    const payment = async (index: number): Promise<void> => {
+      const flow = driver.plan();
+      const quotes = await spread(driver, replicas, 4, 'POST', '/quoterequests', flow.quoteBody);
+      if (distinct(quotes) !== 1 || quotes[0]?.status !== 200) disagreements.push(`quote ${flow.quoteId}: ${JSON.stringify(quotes)}`);
+      flow.quoteAnswer = quotes[0];
+      const transfer = driver.prepareTransfer(flow);
+      const reservations = await spread(driver, replicas, 4, 'POST', '/transfers', transfer);
+      if (distinct(reservations) !== 1 || reservations[0]?.status !== 201) disagreements.push(`transfer ${flow.transferId}: ${JSON.stringify(reservations)}`);
+      flow.transferAnswer = reservations[0];
+      const decision: HubDecision = index % 3 === 2 ? 'ABORTED' : 'COMPLETED';
+      flow.decision = decision;
+      flow.notificationBody = notification(decision);
+      const notifications = await spread(driver, replicas, 6, 'PUT', `/transfers/${flow.transferId}`, flow.notificationBody);
+      const wanted: Answer =
+        decision === 'COMPLETED' ? { status: 200, body: {} } : { status: 422, body: { statusCode: '5104', message: 'Transfer not completed: switch reported ABORTED' } };
+      if (!notifications.every((answer) => isDeepStrictEqual(answer, wanted))) disagreements.push(`notify ${flow.transferId}: ${JSON.stringify(notifications)}`);
+      flow.notificationAnswer = notifications[0];
+    };
+    const payments = 60;
+    for (let start = 0; start < payments; start += 12) {
+      await Promise.all(Array.from({ length: Math.min(12, payments - start) }, (_, offset) => payment(start + offset)));
+    }
+    await Promise.all(replicas.map((replica) => replica.stop()));
+
+    expect(disagreements).toEqual([]);
+    const report = await checkInvariants(d.reader, driver.flows, demoAccounts);
+    expect(report.problems).toEqual([]);
+    expect(report.states).toEqual({ COMMITTED: 40, ABORTED: 20 });
+    expect(report.ledgerCredits).toBe(report.expectedCredits);
+    expect(report.conservation.ok).toBe(true);
+    const holds = await d.reader
+      .reader<{ sandbox_holds: { reference: string; state: string } }>()
+      .selectFrom('sandbox_holds')
+      .select(['state'])
+      .execute();
+    expect(countBy(holds.map((hold) => hold.state))).toEqual({ CAPTURED: 40, RELEASED: 20 });
+  }, 120_000);
+
+  it('recovery runs on both replicas after an institution outage, and no item is worked by two', async () => {
+    const d = await deployment();
+    // Phase 1: every credit fails (an outage of the institution's commit), so each COMPLETED
+    // notification leaves its transfer COMMITTING; recovery is kept out of the way.
+    const outage = await startReplicas(d, {
+      CBS_FAULT_RATE: '1',
+      CBS_FAULT_OPERATIONS: 'commit',
+      CBS_FAULT_KINDS: 'unavailable',
+      RECOVERY_INTERVAL_MS: '3600000',
+      RECOVERY_BASE_BACKOFF_MS: '10',
+    });
+    const driver = driverFor(d, outage);
+    const payments = 200;
+    const flows: FlowRecord[] = [];
+    for (let start = 0; start < payments; start += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const flow = driver.plan();
+          flows.push(flow);
+          flow.quoteAnswer = await driver.send('POST', '/quoterequests', flow.quoteBody);
+          flow.transferAnswer = await driver.send('POST', '/transfers', driver.prepareTransfer(flow));
+          flow.decision = 'COMPLETED';
+          flow.notificationBody = notification('COMPLETED');
+          flow.notificationAnswer = await driver.send('PUT', `/transfers/${flow.transferId}`, flow.notificationBody);
+        }),
+      );
+    }
+    expect(countBy(flows.map((flow) => `${flow.quoteAnswer?.status} ${flow.transferAnswer?.status} ${flow.notificationAnswer?.status}`))).toEqual({
+      '200 201 503': payments,
+    });
+    expect(await unfinishedTransfers(d.reader)).toBe(payments);
+    await Promise.all(outage.map((replica) => replica.stop()));
+
+    // Phase 2: the institution is back; both replicas recover, small batches, often.
+    const credited = new Map<string, number[]>();
+    const failures: string[] = [];
+    const replicas = await startReplicas(
+      d,
+      { LOG_LEVEL: 'info', RECOVERY_INTERVAL_MS: '20', RECOVERY_BATCH_SIZE: '5', RECOVERY_BASE_BACKOFF_MS: '10' },
+      (replica, line) => {
+        if (line.msg === 'payee credited' && typeof line['transferId'] === 'string') {
+          credited.set(line['transferId'], [...(credited.get(line['transferId']) ?? []), replica]);
+        }
+        if (line.msg === 'recovery attempt failed' || line.msg === 'recovery pass failed') failures.push(JSON.stringify(line));
+      },
+    );
+    const deadline = Date.now() + 30_000;
+    while ((await unfinishedTransfers(d.reader)) > 0 && Date.now() < deadline) await sleep(50);
+    expect(await unfinishedTransfers(d.reader)).toBe(0);
+    await Promise.all(replicas.map((replica) => replica.stop()));
+
+    expect(failures).toEqual([]);
+    // Each transfer was credited by exactly one replica, once; both replicas took part.
+    expect(credited.size).toBe(payments);
+    expect([...credited.values()].filter((by) => by.length !== 1)).toEqual([]);
+    const perReplica = countBy([...credited.values()].map((by) => String(by[0])));
+    expect((perReplica['0'] ?? 0) + (perReplica['1'] ?? 0)).toBe(payments);
+    expect(perReplica['0'] ?? 0).toBeGreaterThan(0);
+    expect(perReplica['1'] ?? 0).toBeGreaterThan(0);
+    const report = await checkInvariants(d.reader, flows, demoAccounts);
+    expect(report.problems).toEqual([]);
+    expect(report.states).toEqual({ COMMITTED: payments });
+    expect(report.ledgerCredits).toBe(report.expectedCredits);
+    expect(report.conservation.ok).toBe(true);
+  }, 120_000);
+});
+
+function countBy(items: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[item] = (counts[item] ?? 0) + 1;
+  return counts;
+}
