@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
+import type { OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -183,14 +184,14 @@ describe('outgoing payments, bank flow: abort, expiry, invalid quotes', () => {
 });
 
 describe('outgoing payments, bank flow: refunds', () => {
-  async function acceptedWith(script: Parameters<Harness['fakeSwitch']['script']>[1], env: Record<string, string> = {}): Promise<{ transferId: string; home: string; accepted: { status: number; body: unknown } }> {
+  /** Initiates, debits the customer as the channel does, then accepts. */
+  async function acceptedWith(script: OutboundScript): Promise<{ transferId: string; home: string; accepted: { status: number; body: unknown } }> {
     const body = sendMoneyBody();
     const home = String(body['homeTransactionId']);
     h.fakeSwitch.script(home, script);
     const terms = await initiate(h, body);
     await channelDebit(h, home, '100');
     const transferId = String(terms['transferId']);
-    void env;
     return { transferId, home, accepted: await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true }) };
   }
 
