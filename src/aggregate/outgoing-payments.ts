@@ -14,7 +14,16 @@ import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from '.
 import type { AcceptResult, CallbackBody, ConversionView, PaymentStatus, PaymentTerms, SendMoneyRequest } from './outgoing-types.js';
 import { paymentStatus, paymentTerms } from './outgoing-views.js';
 
-export type OutgoingSettings = RequestSettings;
+export interface OutgoingSettings extends RequestSettings {
+  /**
+   * How long a parallel retry that finds the payment INITIATING in the store, started by another
+   * replica, waits for that initiation to end (normally the switch call's timeout). Default 0.
+   */
+  readonly initiationWaitMs?: number;
+}
+
+const INITIATION_POLL_FIRST_MS = 20;
+const INITIATION_POLL_MAX_MS = 500;
 
 export interface OutgoingDependencies {
   readonly settings: OutgoingSettings;
@@ -71,9 +80,30 @@ export class OutgoingPayments {
       receiveCurrency: body.receiveCurrency,
       createdAt: this.deps.clock.now().toISOString(),
     });
-    if (!created) return record;
+    if (!created) return this.#awaitInitiation(record);
     const answer = await this.deps.switchConnector.initiateTransfer(outboundTransferRequest(body, checked, amountType, settings));
     return this.#recordInitiation(record, answer);
+  }
+
+  /**
+   * A parallel retry that reached another replica than the first request finds the payment
+   * INITIATING while that replica waits for the switch. It waits as well, rereading the stored
+   * record, so that it answers the same terms as a retry within one process; bounded by
+   * `initiationWaitMs`, after which it answers "being initiated" (409) as before.
+   */
+  async #awaitInitiation(record: Payment): Promise<Payment> {
+    const limitMs = this.deps.settings.initiationWaitMs ?? 0;
+    let payment = record;
+    let waitedMs = 0;
+    let pauseMs = INITIATION_POLL_FIRST_MS;
+    while (payment.state === 'INITIATING' && waitedMs < limitMs) {
+      const stepMs = Math.min(pauseMs, limitMs - waitedMs);
+      await new Promise((resolve) => setTimeout(resolve, stepMs));
+      waitedMs += stepMs;
+      pauseMs = Math.min(pauseMs * 2, INITIATION_POLL_MAX_MS);
+      payment = await this.deps.settlement.reread(payment.homeTransactionId);
+    }
+    return payment;
   }
 
   /** Walks the switch's answer to QUOTED, answering the conversion on the way, or ends the payment. */
@@ -82,7 +112,7 @@ export class OutgoingPayments {
     let transfer = first.transfer;
     const transferId = transfer.transferId;
     if (transferId === undefined || !isSwitchId(transferId)) {
-      return this.#end(payment, 'FAILED', new ConnectorError('SdkClientError', 'the switch answered without a valid transferId'));
+      return this.#fail(payment, new ConnectorError('SdkClientError', 'the switch answered without a valid transferId'));
     }
     // Known from here on, so that a crash during the conversion step leaves the id for support staff.
     await this.deps.store.recordAttempt(payment.homeTransactionId, { transferId, switchState: transfer.currentState ?? 'UNSPECIFIED' });
@@ -101,21 +131,22 @@ export class OutgoingPayments {
       transfer = next.transfer;
     }
     const unexpected = unexpectedState(transfer);
-    if (unexpected !== undefined) return this.#end(withId, 'FAILED', unexpected.error, { needsAttention: unexpected.needsAttention });
+    if (unexpected !== undefined) return this.#fail(withId, unexpected.error, { needsAttention: unexpected.needsAttention });
+    let quote;
     try {
-      const quote = checkReturnedQuote(transfer.quote, transfer.malformed, amounts, conversion, this.deps.clock.now());
-      const terms = paymentTerms(withId, transfer.payeeName, quote, conversion);
-      return this.deps.settlement.move(withId, ['INITIATING'], 'QUOTED', {
-        transferId,
-        terms: JSON.stringify(terms),
-        quoteExpiration: quote.expiration,
-        debitAmount: terms.debitAmount.amount,
-        switchState: 'WAITING_FOR_QUOTE_ACCEPTANCE',
-      });
+      quote = checkReturnedQuote(transfer.quote, transfer.malformed, amounts, conversion, this.deps.clock.now());
     } catch (error) {
       if (!(error instanceof ConnectorError)) throw error;
       return this.deps.settlement.abort(withId, ['INITIATING'], error, { acceptQuote: false });
     }
+    const terms = paymentTerms(withId, transfer.payeeName, quote, conversion);
+    return this.deps.settlement.move(withId, ['INITIATING'], 'QUOTED', {
+      transferId,
+      terms: JSON.stringify(terms),
+      quoteExpiration: quote.expiration,
+      debitAmount: terms.debitAmount.amount,
+      switchState: 'WAITING_FOR_QUOTE_ACCEPTANCE',
+    });
   }
 
   #failInitiation(payment: Payment, answer: Exclude<OutboundAnswer, { outcome: 'answered' }>): Promise<Payment> {
@@ -125,11 +156,12 @@ export class OutgoingPayments {
       answer.outcome === 'unknown'
         ? new ConnectorError('SdkTimeout', `no answer from the switch (${answer.reason}); no money moved, start again with a new homeTransactionId`)
         : new ConnectorError('SdkClientError', answer.message);
-    return this.#end(payment, 'FAILED', error, changes);
+    return this.#fail(payment, error, changes);
   }
 
-  async #end(payment: Payment, to: 'FAILED', error: ConnectorError, changes: OutgoingChanges = {}): Promise<Payment> {
-    const ended = await this.deps.settlement.move(payment, ['INITIATING'], to, {
+  /** INITIATING -> FAILED: nothing reached the point of moving money; the error is answered to every retry. */
+  async #fail(payment: Payment, error: ConnectorError, changes: OutgoingChanges = {}): Promise<Payment> {
+    const ended = await this.deps.settlement.move(payment, ['INITIATING'], 'FAILED', {
       ...changes,
       errorName: error.errorName,
       errorMessage: error.message,
@@ -165,8 +197,15 @@ export class OutgoingPayments {
         const expired = new ConnectorError('QuoteExpired', `the quote expired at ${payment.quoteExpiration}; nothing was debited`);
         throw storedError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
       }
-      payment = await this.deps.settlement.move(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
+      const moved = await this.deps.settlement.tryMove(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
+      // Another replica accepted it first: answer from where it stands, never accept twice.
+      if (moved === undefined) return this.#answerAccepted({ payment: await this.deps.settlement.reread(payment.homeTransactionId) });
+      return this.#answerAccepted(await this.#driveAccepted(moved));
     }
+    // Found ACCEPTING: another replica is at the switch with it, or a crash interrupted it and
+    // the recovery worker asks the switch. A second accept could come back as an error and
+    // refund a customer whose transfer completed, so this answers "not known yet" instead.
+    if (payment.state === 'ACCEPTING') return this.#answerAccepted({ payment });
     return this.#answerAccepted(await this.#driveAccepted(payment));
   }
 

@@ -36,16 +36,24 @@ export class OutgoingSettlement {
       case 'answered': {
         const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
         if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
-        return this.startRefund(payment, `switch answered ${switchState}`, `switch answered ${switchState}`, switchState);
+        if (switchState === 'ERROR_OCCURRED' || switchState === 'ABORTED') {
+          return this.startRefund(payment, `switch answered ${switchState}`, `switch answered ${switchState}`, switchState);
+        }
+        // Any other state is not an outcome: only the switch's later word decides.
+        return this.startConfirming(payment, `switch answered ${switchState}`);
       }
       case 'failed':
         return this.startRefund(payment, `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`, answer.message, answer.transfer?.currentState);
-      case 'unknown': {
-        const confirming = await this.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: `outcome unknown: ${answer.reason}` });
-        this.logger.warn({ transferId, state: 'CONFIRMING' }, 'switch outcome unknown after accept; asking the switch');
-        return confirming.state === 'CONFIRMING' ? this.confirm(confirming) : confirming;
-      }
+      case 'unknown':
+        return this.startConfirming(payment, answer.reason);
     }
+  }
+
+  /** ACCEPTING -> CONFIRMING (outcome unknown), then the first question to the switch. */
+  private async startConfirming(payment: Payment, reason: string): Promise<Payment> {
+    const confirming = await this.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: `outcome unknown: ${reason}` });
+    this.logger.warn({ transferId: confirming.transferId, state: confirming.state }, 'switch outcome unknown after accept; asking the switch');
+    return confirming.state === 'CONFIRMING' ? this.confirm(confirming) : confirming;
   }
 
   /**
@@ -140,10 +148,15 @@ export class OutgoingSettlement {
     }
   }
 
-  /** COLLECTING or AWAITING_DEBIT -> ACCEPTING, then the switch is told to proceed. */
+  /**
+   * COLLECTING or AWAITING_DEBIT -> ACCEPTING, then the switch is told to proceed, by the caller
+   * whose transition won only. Another replica that found the payment ACCEPTING must not accept
+   * again: the switch answers a second accept with an error, which would refund a customer
+   * whose transfer completed.
+   */
   async debitSucceeded(payment: Payment, changes: OutgoingChanges): Promise<Payment> {
-    const accepting = await this.move(payment, ['COLLECTING', 'AWAITING_DEBIT'], 'ACCEPTING', changes);
-    if (accepting.state !== 'ACCEPTING') return accepting;
+    const accepting = await this.tryMove(payment, ['COLLECTING', 'AWAITING_DEBIT'], 'ACCEPTING', changes);
+    if (accepting === undefined) return this.reread(payment.homeTransactionId);
     this.logger.info({ transferId: accepting.transferId, state: 'ACCEPTING' }, 'customer debited; accepting the quote');
     return this.accept(accepting);
   }

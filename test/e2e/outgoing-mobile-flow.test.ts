@@ -39,8 +39,8 @@ async function approve(transferId: string, approved: boolean): Promise<void> {
 }
 
 describe('outgoing payments, mobile-operator flow', () => {
-  it('accept prompts the customer; the callback TS tells the switch to proceed; repeated callbacks change nothing', async () => {
-    h = await startHarness({ env: MOBILE });
+  it.each(['fspiop', 'iso20022'])('accept prompts the customer; the callback TS tells the switch to proceed; repeated callbacks change nothing (%s)', async (apiType) => {
+    h = await startHarness({ env: { ...MOBILE, API_TYPE: apiType } });
     const before = await balances(h);
     const { transferId } = await acceptedPending();
     expect(await balances(h)).toEqual(before);
