@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_CALLBACK_SECRET } from '../support/harness.js';
 import { initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 
@@ -113,6 +114,26 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect(timedOut.body).toMatchObject({ statusCode: '2004' });
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
     expect(await balances(h)).toEqual(before);
+  });
+
+  it('a switch connector that cannot be reached fails the payment at once; a bank-flow payment takes no callback', async () => {
+    h = await startHarness({ env: { SDK_BASE_URL: 'http://127.0.0.1:9' } });
+    const body = sendMoneyBody();
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual({
+      status: 503,
+      body: { statusCode: '2001', message: 'Switch connector request failed: POST /transfers: ECONNREFUSED' },
+    });
+    await h.close();
+
+    h = await startHarness();
+    const terms = await initiate(h, sendMoneyBody());
+    const callback = await h.callOutgoing(
+      'PUT',
+      '/callback',
+      { transaction: { id: terms['transferId'], status_code: 'TS' } },
+      { 'x-callback-secret': TEST_CALLBACK_SECRET },
+    );
+    expect(callback).toEqual({ status: 409, body: { statusCode: '3106', message: 'Payment is in another state: this payment is not debited by the institution' } });
   });
 
   it('serves its OpenAPI document without credentials', async () => {
