@@ -43,8 +43,10 @@ export class OutgoingRecovery {
     const groups: Array<[readonly OutgoingState[], number]> = [
       [['REFUNDING', 'CONFIRMING', 'COLLECTING'], this.settings.intentStaleAfterMs],
       [['AWAITING_DEBIT'], this.settings.callbackWaitMs],
-      // A little beyond the switch's own limit, so that a call still running here is never overtaken.
-      [['INITIATING', 'ACCEPTING'], this.settings.transferTimeoutMs + 5_000],
+      // A little beyond the switch's own limits, so that a call still running elsewhere is never
+      // overtaken: an accept is one blocking call, an initiation up to two (transfer, conversion).
+      [['ACCEPTING'], this.settings.transferTimeoutMs + 5_000],
+      [['INITIATING'], 2 * this.settings.transferTimeoutMs + 5_000],
     ];
     const claimed: Payment[] = [];
     for (const [states, staleMs] of groups) {

@@ -158,6 +158,9 @@ describe('outgoing payments survive a restart', () => {
     expect(retried).toEqual({ status: 409, body: { statusCode: '3106', message: `Payment is in another state: payment ${home} is being initiated; ask again shortly` } });
     expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
     clock.advance(1_500 + 5_001);
+    // An initiation may hold two blocking calls (transfer and conversion): not yet.
+    expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    clock.advance(1_500);
     expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect(await second.callOutgoing('POST', '/send-money', body)).toEqual({
       status: 504,
