@@ -110,7 +110,14 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const outgoingStore = new SqlOutgoingStore(database, () => clock.now());
   const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery);
   const outgoing = new OutgoingPayments({
-    settings: { supportedIdType: config.supportedIdType, currency: config.currency, apiType: config.apiType, birthKeys: config.outgoing.birthKeys },
+    settings: {
+      supportedIdType: config.supportedIdType,
+      currency: config.currency,
+      apiType: config.apiType,
+      birthKeys: config.outgoing.birthKeys,
+      // A retry on another replica waits for the first replica's switch call, as in one process.
+      parallelRetryWaitMs: config.outgoing.transferTimeoutMs,
+    },
     coreBanking,
     store: outgoingStore,
     settlement: outgoingSettlement,

@@ -16,14 +16,15 @@ import { paymentStatus, paymentTerms } from './outgoing-views.js';
 
 export interface OutgoingSettings extends RequestSettings {
   /**
-   * How long a parallel retry that finds the payment INITIATING in the store, started by another
-   * replica, waits for that initiation to end (normally the switch call's timeout). Default 0.
+   * How long a parallel retry that finds the payment INITIATING or ACCEPTING in the store, moved
+   * there by another replica, waits for that step to end (normally the switch call's timeout).
+   * Default 0.
    */
-  readonly initiationWaitMs?: number;
+  readonly parallelRetryWaitMs?: number;
 }
 
-const INITIATION_POLL_FIRST_MS = 20;
-const INITIATION_POLL_MAX_MS = 500;
+const PARALLEL_RETRY_POLL_FIRST_MS = 20;
+const PARALLEL_RETRY_POLL_MAX_MS = 500;
 
 export interface OutgoingDependencies {
   readonly settings: OutgoingSettings;
@@ -80,27 +81,27 @@ export class OutgoingPayments {
       receiveCurrency: body.receiveCurrency,
       createdAt: this.deps.clock.now().toISOString(),
     });
-    if (!created) return this.#awaitInitiation(record);
+    if (!created) return this.#awaitLeaving('INITIATING', record);
     const answer = await this.deps.switchConnector.initiateTransfer(outboundTransferRequest(body, checked, amountType, settings));
     return this.#recordInitiation(record, answer);
   }
 
   /**
-   * A parallel retry that reached another replica than the first request finds the payment
-   * INITIATING while that replica waits for the switch. It waits as well, rereading the stored
-   * record, so that it answers the same terms as a retry within one process; bounded by
-   * `initiationWaitMs`, after which it answers "being initiated" (409) as before.
+   * A parallel retry that reached another replica than the first request finds the payment in a
+   * state that replica is working on (INITIATING or ACCEPTING, waiting for the switch). It waits
+   * as well, rereading the stored record, so that it answers what a retry within one process
+   * answers; bounded by `parallelRetryWaitMs`, after which it answers from the state it finds.
    */
-  async #awaitInitiation(record: Payment): Promise<Payment> {
-    const limitMs = this.deps.settings.initiationWaitMs ?? 0;
+  async #awaitLeaving(state: 'INITIATING' | 'ACCEPTING', record: Payment): Promise<Payment> {
+    const limitMs = this.deps.settings.parallelRetryWaitMs ?? 0;
     let payment = record;
     let waitedMs = 0;
-    let pauseMs = INITIATION_POLL_FIRST_MS;
-    while (payment.state === 'INITIATING' && waitedMs < limitMs) {
+    let pauseMs = PARALLEL_RETRY_POLL_FIRST_MS;
+    while (payment.state === state && waitedMs < limitMs) {
       const stepMs = Math.min(pauseMs, limitMs - waitedMs);
       await new Promise((resolve) => setTimeout(resolve, stepMs));
       waitedMs += stepMs;
-      pauseMs = Math.min(pauseMs * 2, INITIATION_POLL_MAX_MS);
+      pauseMs = Math.min(pauseMs * 2, PARALLEL_RETRY_POLL_MAX_MS);
       payment = await this.deps.settlement.reread(payment.homeTransactionId);
     }
     return payment;
@@ -198,14 +199,14 @@ export class OutgoingPayments {
         throw storedError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
       }
       const moved = await this.deps.settlement.tryMove(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
-      // Another replica accepted it first: answer from where it stands, never accept twice.
-      if (moved === undefined) return this.#answerAccepted({ payment: await this.deps.settlement.reread(payment.homeTransactionId) });
-      return this.#answerAccepted(await this.#driveAccepted(moved));
+      if (moved !== undefined) return this.#answerAccepted(await this.#driveAccepted(moved));
+      payment = await this.deps.settlement.reread(payment.homeTransactionId);
     }
-    // Found ACCEPTING: another replica is at the switch with it, or a crash interrupted it and
-    // the recovery worker asks the switch. A second accept could come back as an error and
-    // refund a customer whose transfer completed, so this answers "not known yet" instead.
-    if (payment.state === 'ACCEPTING') return this.#answerAccepted({ payment });
+    // Found ACCEPTING, moved there by someone else: another replica is at the switch with it (or
+    // a crash interrupted it, and the recovery worker asks the switch). Only the one that moved
+    // it accepts: a second accept could come back as an error and refund a customer whose
+    // transfer completed. Wait for that outcome instead, as a retry in one process does.
+    if (payment.state === 'ACCEPTING') return this.#answerAccepted({ payment: await this.#awaitLeaving('ACCEPTING', payment) });
     return this.#answerAccepted(await this.#driveAccepted(payment));
   }
 

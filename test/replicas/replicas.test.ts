@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
+import { request } from 'undici';
+import { SandboxLedger, demoAccounts, outgoingSettlementAccountId } from '../../src/adapters/core-banking/sandbox/index.js';
+import type { SandboxSchema } from '../../src/adapters/core-banking/sandbox/sandbox-schema.js';
+import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
 import { PostgresDatabase } from '../../src/adapters/store/postgres-database.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
@@ -59,6 +62,10 @@ async function deployment(): Promise<Deployment> {
 }
 
 /** Starts one connector process per port, all at once, on the deployment's database. */
+const outgoingUrls = new Map<ConnectorChild, string>();
+const CHANNEL_KEY = 'replica-test-channel-key-0123';
+const CALLBACK_SECRET = 'replica-test-callback-secret-0123';
+
 async function startReplicas(d: Deployment, env: Record<string, string>, onLog?: (replica: number, line: LogLine) => void): Promise<ConnectorChild[]> {
   const outgoing = [await freePort(), await freePort()];
   const replicas = await Promise.all(
@@ -73,6 +80,8 @@ async function startReplicas(d: Deployment, env: Record<string, string>, onLog?:
           SDK_BASE_URL: d.fakeSwitch.url,
           SDK_TIMEOUT_MS: '2000',
           OUTGOING_PORT: String(outgoing[index]),
+          OUTGOING_API_KEY: CHANNEL_KEY,
+          CALLBACK_SECRET,
           LOG_LEVEL: 'warn',
           ...env,
         },
@@ -80,6 +89,7 @@ async function startReplicas(d: Deployment, env: Record<string, string>, onLog?:
       }),
     ),
   );
+  replicas.forEach((replica, index) => outgoingUrls.set(replica, `http://127.0.0.1:${outgoing[index]}`));
   cleanups.push(async () => {
     await Promise.all(replicas.map((replica) => replica.kill()));
   });
@@ -245,6 +255,129 @@ describe('two replicas on one PostgreSQL database', () => {
     expect(report.conservation.ok).toBe(true);
   }, 120_000);
 });
+
+describe('two replicas on one PostgreSQL database, outgoing payments (mobile-operator flow)', () => {
+  it('parallel duplicates spread over both replicas: one switch transfer, one debit, one accept, one refund each', async () => {
+    const d = await deployment();
+    const replicas = await startReplicas(d, {
+      SANDBOX_OUTGOING_FLOW: 'mobile-operator',
+      CALLBACK_WAIT_MS: '3600000',
+      RECOVERY_INTERVAL_MS: '100',
+      RECOVERY_BASE_BACKOFF_MS: '50',
+    });
+    const urls = replicas.map((replica) => outgoingUrls.get(replica) ?? '');
+    const ledger = new SandboxLedger(d.reader);
+    const payers = [
+      { payerId: '260971000001', accountId: 'zm-acc-0001', name: 'Mwansa Banda' },
+      { payerId: '260971000002', accountId: 'zm-acc-0002', name: 'Natasha Mulenga' },
+    ];
+    const disagreements: string[] = [];
+    const payments: Array<{ home: string; transferId: string; payerAccount: string; debit: string; refund: boolean }> = [];
+    const payment = async (index: number): Promise<void> => {
+      const payer = payers[index % payers.length];
+      if (payer === undefined) throw new Error('no payer');
+      const home = `home-replica-${index}`;
+      const refund = index % 3 === 2;
+      // The switch fails the accept for every third payment: the customer must be refunded, once.
+      if (refund) d.fakeSwitch.script(home, { accept: { status: 500 } });
+      const body = {
+        homeTransactionId: home,
+        payeeId: '265991234567',
+        payeeIdType: 'MSISDN',
+        sendAmount: `${1 + (index % 17)}.${(index * 7) % 10}5`,
+        sendCurrency: 'ZMW',
+        receiveCurrency: 'ZMW',
+        transactionType: 'TRANSFER',
+        payer: { name: payer.name, payerId: payer.payerId },
+      };
+      const channel = { 'x-api-key': CHANNEL_KEY };
+      const terms = await everywhere(urls, 4, 'POST', '/send-money', body, channel);
+      if (distinct(terms) !== 1 || terms[0]?.status !== 200) disagreements.push(`initiate ${home}: ${JSON.stringify(terms)}`);
+      const transferId = stringField(terms[0]?.body, 'transferId');
+      const debit = stringField(field(terms[0]?.body, 'debitAmount'), 'amount');
+      const accepts = await everywhere(urls, 4, 'PUT', `/send-money/${transferId}`, { acceptQuote: true }, channel);
+      if (distinct(accepts) !== 1 || accepts[0]?.status !== 202) disagreements.push(`accept ${home}: ${JSON.stringify(accepts)}`);
+      // The customer approves the prompt on the phone; then the provider calls back, repeatedly.
+      await ledger.settleCollection(transferId, true);
+      const callbacks = await everywhere(urls, 4, 'PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, { 'x-callback-secret': CALLBACK_SECRET });
+      if (!callbacks.every((answer) => isDeepStrictEqual(answer, { status: 200, body: {} }))) disagreements.push(`callback ${home}: ${JSON.stringify(callbacks)}`);
+      payments.push({ home, transferId, payerAccount: payer.accountId, debit, refund });
+    };
+    const count = 30;
+    for (let start = 0; start < count; start += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, offset) => payment(start + offset)));
+    }
+    expect(disagreements).toEqual([]);
+
+    const finalStates = async (): Promise<string[]> =>
+      Promise.all(payments.map(async (p) => stringField((await call(urls[0] ?? '', 'GET', `/send-money/${p.transferId}`, undefined, { 'x-api-key': CHANNEL_KEY })).body, 'state')));
+    const deadline = Date.now() + 20_000;
+    let states = await finalStates();
+    while (states.some((state) => state !== 'COMPLETED' && state !== 'REFUNDED') && Date.now() < deadline) {
+      await sleep(100);
+      states = await finalStates();
+    }
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    expect(countBy(states)).toEqual({ COMPLETED: 20, REFUNDED: 10 });
+    payments.forEach((p, index) => expect(`${p.home} ${states[index]}`).toBe(`${p.home} ${p.refund ? 'REFUNDED' : 'COMPLETED'}`));
+
+    // The switch saw one transfer and one accept per payment, whichever replica got what.
+    const switchCalls = countBy(d.fakeSwitch.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.method === 'POST' ? stringField(r.body, 'homeTransactionId') : r.path}`));
+    for (const p of payments) {
+      expect(switchCalls[`POST ${p.home}`]).toBe(1);
+      expect(switchCalls[`PUT /transfers/${p.transferId}`]).toBe(1);
+    }
+    // The ledger: one collection per payment, one refund per failed one, nothing else.
+    const db = d.reader.reader<SandboxSchema>();
+    const debits = await db.selectFrom('sandbox_debits').select(['kind', 'state', 'original_reference', 'reference', 'amount']).execute();
+    expect(countBy(debits.map((row) => `${row.kind} ${row.state}`))).toEqual({ 'collection succeeded': 30, 'refund succeeded': 10 });
+    for (const p of payments) {
+      const minor = toMinorUnits(p.debit, 'ZMW').toString();
+      expect(debits.filter((row) => row.kind === 'collection' && row.reference === p.transferId).map((row) => row.amount)).toEqual([minor]);
+      expect(debits.filter((row) => row.kind === 'refund' && row.original_reference === p.transferId).map((row) => row.amount)).toEqual(p.refund ? [minor] : []);
+    }
+    const movements = countBy((await db.selectFrom('sandbox_postings').select(['movement_id', 'kind']).where('kind', '=', 'TRANSFER').execute()).map((row) => row.movement_id.split(':')[0] ?? ''));
+    expect(movements).toEqual({ collect: 60, refund: 20 });
+    // Balances: each payer paid exactly the completed payments; the settlement account holds them.
+    const paid = new Map<string, bigint>();
+    for (const p of payments) if (!p.refund) paid.set(p.payerAccount, (paid.get(p.payerAccount) ?? 0n) + toMinorUnits(p.debit, 'ZMW'));
+    const balances = new Map((await ledger.balances()).map((account) => [account.accountId, account.balance]));
+    for (const payer of payers) {
+      const opening = demoAccounts.customers.find((customer) => customer.accountId === payer.accountId)?.balance ?? '0';
+      expect(balances.get(payer.accountId)).toBe(formatMinorUnits(toMinorUnits(opening, 'ZMW') - (paid.get(payer.accountId) ?? 0n), 'ZMW'));
+    }
+    const settled = [...paid.values()].reduce((sum, minor) => sum + minor, 0n);
+    expect(balances.get(outgoingSettlementAccountId('ZMW'))).toBe(formatMinorUnits(settled, 'ZMW'));
+    expect((await ledger.conservationCheck()).ok).toBe(true);
+  }, 120_000);
+});
+
+/** Sends `copies` identical requests at once, alternating over `urls`; every one must be answered. */
+async function everywhere(urls: readonly string[], copies: number, method: 'POST' | 'PUT', path: string, body: unknown, headers: Record<string, string>): Promise<Answer[]> {
+  return Promise.all(Array.from({ length: copies }, (_, copy) => call(urls[copy % urls.length] ?? '', method, path, body, headers)));
+}
+
+async function call(url: string, method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
+  const response = await request(`${url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null && name in body ? Object.fromEntries(Object.entries(body))[name] : undefined;
+}
+
+function stringField(body: unknown, name: string): string {
+  const value = field(body, name);
+  if (typeof value !== 'string') throw new Error(`no string ${name} in ${JSON.stringify(body)}`);
+  return value;
+}
 
 function countBy(items: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};

@@ -1,0 +1,95 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
+import { SdkClient } from '../../src/adapters/switch/sdk-client.js';
+import { OutgoingSettlement } from '../../src/aggregate/outgoing-settlement.js';
+import { startFakeSwitch } from '../support/fake-switch.js';
+import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';
+import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
+import { balances, startHarness } from '../support/sandbox-harness.js';
+
+/**
+ * Found by the two-replica test (test/replicas/replicas.test.ts): a replica that lost the race
+ * to move an outgoing payment to ACCEPTING re-read it, found it ACCEPTING, and told the switch
+ * to accept a second time. The switch answers a second accept with an error, and that error
+ * started a refund, so a customer whose transfer went through could be paid back as well.
+ * Here each interleaving is played out deterministically: the first accept hangs at the switch
+ * while the second actor comes in.
+ */
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+function switchPuts(h: Harness, transferId: string): unknown[] {
+  return h.fakeSwitch.requests.filter((r) => r.method === 'PUT' && r.path === `/transfers/${transferId}`).map((r) => r.body);
+}
+
+async function untilSwitchGot(h: Harness, transferId: string): Promise<void> {
+  for (let i = 0; i < 200 && switchPuts(h, transferId).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(switchPuts(h, transferId)).toEqual([{ acceptQuote: true }]);
+}
+
+describe('an outgoing payment is accepted at the switch once, whoever else comes in meanwhile', () => {
+  it('bank flow: a retried accept on another replica while the first is at the switch sends no second accept and refunds nobody', async () => {
+    const clock = new ManualClock();
+    const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
+    // Two replicas: two connectors on one database and one switch.
+    const first = await startHarness({ fakeSwitch, clock });
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
+    cleanups.push(async () => {
+      await second.stop();
+      await first.close();
+      await fakeSwitch.close();
+    });
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    fakeSwitch.script(home, { accept: 'hang' });
+    const transferId = String((await initiate(first, body))['transferId']);
+    await channelDebit(first, home, '100');
+    const firstAccept = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    await untilSwitchGot(first, transferId);
+
+    // The channel retries on the other replica: it waits for the first one's outcome (unknown,
+    // after the 1.5 s switch timeout) instead of accepting again.
+    const retried = await second.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    expect(retried).toEqual({ status: 504, body: { statusCode: '2004', message: `Switch connector timed out: outcome not known yet; see GET /send-money/${transferId}` } });
+    expect((await firstAccept).status).toBe(504);
+    expect(switchPuts(first, transferId)).toEqual([{ acceptQuote: true }]);
+    expect((await first.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING' });
+    // The customer's debit stands until the switch says what happened: nothing refunded.
+    expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+  });
+
+  it('mobile-operator flow: a second replica holding the payment from before the first accepted sends no second accept', async () => {
+    const h = await startHarness({ env: { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '60000' } });
+    cleanups.push(() => h.close());
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: 'hang' });
+    const transferId = String((await initiate(h, body))['transferId']);
+    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+    await h.app.sandbox?.settleCollection(transferId, true);
+    // The other replica read the payment while it still awaited its debit...
+    const store = new SqlOutgoingStore(h.app.database, () => h.clock.now());
+    const stale = await store.findByHomeTransactionId(home);
+    expect(stale?.state).toBe('AWAITING_DEBIT');
+    // ...then this replica's callback moved it to ACCEPTING and is at the switch with it.
+    const callback = h.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, callbackHeaders(TEST_CALLBACK_SECRET));
+    await untilSwitchGot(h, transferId);
+
+    // The other replica now learns the debit succeeded (its callback, or its recovery worker).
+    const sdk = new SdkClient({ baseUrl: h.fakeSwitch.url, timeoutMs: 2000, transferTimeoutMs: 1500 });
+    cleanups.push(() => sdk.close());
+    const otherReplica = new OutgoingSettlement(store, h.app.coreBanking, sdk, h.clock, pino({ level: 'silent' }), h.app.config.recovery);
+    if (stale === undefined) throw new Error('no payment');
+    const outcome = await otherReplica.debitSucceeded(stale, { callbackCode: 'TS' });
+    expect(outcome.state).toBe('ACCEPTING');
+    expect(switchPuts(h, transferId)).toEqual([{ acceptQuote: true }]);
+    expect(await callback).toEqual({ status: 200, body: {} });
+    expect(switchPuts(h, transferId)).toEqual([{ acceptQuote: true }]);
+    expect(await h.app.sandbox?.transactionStatus(transferId)).toBe('succeeded');
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING' });
+  });
+});
