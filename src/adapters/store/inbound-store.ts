@@ -11,7 +11,8 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
-import type { SqlDatabase } from './sql-database.js';
+import { claimDueKeys } from './lease-claim.js';
+import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface QuotesTable {
   quote_id: string;
@@ -153,23 +154,8 @@ export class SqlInboundStore implements InboundStore {
     readonly limit: number;
   }): Promise<TransferRecord[]> {
     return this.database.transaction<Schema, TransferRecord[]>(async (trx) => {
-      let candidates = trx
-        .selectFrom('inbound_transfers')
-        .select('transfer_id')
-        .where('state', 'in', [...options.states])
-        .where((eb) =>
-          eb.or([
-            eb('next_attempt_at', '<=', options.now),
-            eb.and([eb('next_attempt_at', 'is', null), eb('updated_at', '<=', options.staleBefore)]),
-          ]),
-        )
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', options.now)]))
-        .orderBy('updated_at')
-        .limit(options.limit);
-      if (this.database.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-      const ids = (await candidates.execute()).map((row) => row.transfer_id);
+      const ids = await claimDueKeys(trx as unknown as Kysely<AnySchema>, this.database.dialect, 'inbound_transfers', 'transfer_id', options);
       if (ids.length === 0) return [];
-      await trx.updateTable('inbound_transfers').set({ lease_until: options.leaseUntil }).where('transfer_id', 'in', ids).execute();
       const rows = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', 'in', ids).orderBy('updated_at').execute();
       return rows.map(transferFromRow);
     });

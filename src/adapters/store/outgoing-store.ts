@@ -11,7 +11,8 @@ import type {
   OutgoingStore,
   PaymentKind,
 } from '../../ports/outgoing-store.js';
-import type { SqlDatabase } from './sql-database.js';
+import { claimDueKeys } from './lease-claim.js';
+import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface OutgoingPaymentsTable {
   home_transaction_id: string;
@@ -119,23 +120,8 @@ export class SqlOutgoingStore implements OutgoingStore {
 
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]> {
     return this.database.transaction<Schema, OutgoingPaymentRecord[]>(async (trx) => {
-      let candidates = trx
-        .selectFrom('outgoing_payments')
-        .select('home_transaction_id')
-        .where('state', 'in', [...options.states])
-        .where((eb) =>
-          eb.or([
-            eb('next_attempt_at', '<=', options.now),
-            eb.and([eb('next_attempt_at', 'is', null), eb('updated_at', '<=', options.staleBefore)]),
-          ]),
-        )
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', options.now)]))
-        .orderBy('updated_at')
-        .limit(options.limit);
-      if (this.database.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-      const ids = (await candidates.execute()).map((row) => row.home_transaction_id);
+      const ids = await claimDueKeys(trx as unknown as Kysely<AnySchema>, this.database.dialect, 'outgoing_payments', 'home_transaction_id', options);
       if (ids.length === 0) return [];
-      await trx.updateTable('outgoing_payments').set({ lease_until: options.leaseUntil }).where('home_transaction_id', 'in', ids).execute();
       const rows = await trx.selectFrom('outgoing_payments').selectAll().where('home_transaction_id', 'in', ids).orderBy('updated_at').execute();
       return rows.map(paymentFromRow);
     });

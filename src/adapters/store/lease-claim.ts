@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { AnySchema } from './sql-database.js';
+
+/** The columns every table worked by a recovery worker has. */
+interface LeasedRow {
+  state: string;
+  next_attempt_at: string | null;
+  updated_at: string;
+  lease_until: string | null;
+}
+
+export interface LeaseClaim {
+  readonly states: readonly string[];
+  readonly now: string;
+  /** Rows without a scheduled attempt are due when last updated before this. */
+  readonly staleBefore: string;
+  readonly leaseUntil: string;
+  readonly limit: number;
+}
+
+/**
+ * Claims up to `limit` due rows of `table` for one worker, inside the caller's transaction:
+ * due means the scheduled attempt has come (or, unscheduled, the row has been still since
+ * `staleBefore`) and no unexpired lease is held. On PostgreSQL, rows another replica is
+ * claiming at the same moment are skipped (FOR UPDATE SKIP LOCKED), so no two workers take the
+ * same row; on SQLite the write transaction is already exclusive. Returns the claimed keys,
+ * oldest first. Both stores go through this one query so that their leases behave alike.
+ */
+export async function claimDueKeys(
+  trx: Kysely<AnySchema>,
+  dialect: 'sqlite' | 'postgres',
+  table: string,
+  keyColumn: string,
+  claim: LeaseClaim,
+): Promise<string[]> {
+  const db = trx as unknown as Kysely<Record<string, LeasedRow & Record<string, string>>>;
+  let candidates = db
+    .selectFrom(table)
+    .select(keyColumn)
+    .where('state', 'in', [...claim.states])
+    .where((eb) =>
+      eb.or([
+        eb('next_attempt_at', '<=', claim.now),
+        eb.and([eb('next_attempt_at', 'is', null), eb('updated_at', '<=', claim.staleBefore)]),
+      ]),
+    )
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', claim.now)]))
+    .orderBy('updated_at')
+    .limit(claim.limit);
+  if (dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+  const keys = (await candidates.execute()).map((row) => String(row[keyColumn]));
+  if (keys.length === 0) return [];
+  await db.updateTable(table).set({ lease_until: claim.leaseUntil }).where(keyColumn, 'in', keys).execute();
+  return keys;
+}
