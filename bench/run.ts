@@ -3,14 +3,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { startConnector, type ConnectorProcess } from './connector-process.js';
+import { deploymentShape, startDeployment, type Deployment } from './replicas-deployment.js';
 import { startFakeSwitchServer } from './fake-switch-server.js';
 import { BENCH_CALLBACK_SECRET, BENCH_CHANNEL_API_KEY, sendMoneyRoundTrip } from './send-money-scenario.js';
 
 /**
  * npm run bench: starts the connector on its embedded defaults (SQLite, sandbox institution,
  * every commit durable) and drives each scenario at 50 connections for 10 s.
- * Options: --duration <s>, --connections <n>, --only <scenario name>.
+ * Options: --duration <s>, --connections <n>, --only <scenario name>,
+ * --store sqlite|postgres (PostgreSQL: a fresh database on BENCH_DATABASE_URL, default the local
+ * server), --replicas 1|2 (two connector processes on one PostgreSQL database, the connections
+ * split between them: one autocannon per replica, run in parallel, results added up).
  */
 interface Scenario {
   readonly name: string;
@@ -150,23 +153,23 @@ interface Result {
   readonly errors: number;
 }
 
-async function drive(connector: ConnectorProcess, scenario: Scenario, durationS: number, connections: number): Promise<Result> {
-  const url = scenario.server === 'outgoing' ? `http://127.0.0.1:${OUTGOING_PORT}` : connector.incomingUrl;
-  const result = await autocannon({
-    url,
-    connections,
-    duration: durationS,
-    requests: scenario.requests(url),
-  });
+async function drive(deployment: Deployment, scenario: Scenario, durationS: number, connections: number): Promise<Result> {
+  const urls = scenario.server === 'outgoing' ? deployment.outgoingUrls : deployment.incomingUrls;
+  // One autocannon per replica, in parallel, each with its share of the connections.
+  const share = Math.max(1, Math.floor(connections / urls.length));
+  const results = await Promise.all(urls.map((url) => autocannon({ url, connections: share, duration: durationS, requests: scenario.requests(url) })));
+  const sum = (pick: (result: autocannon.Result) => number): number => results.reduce((total, result) => total + pick(result), 0);
+  const worst = (pick: (result: autocannon.Result) => number): number => Math.max(...results.map(pick));
   return {
     scenario: scenario.name,
     // Only successful answers count: a run with errors must not look fast.
-    perSecond: Math.round(result['2xx'] / scenario.requestsPerUnit / durationS),
+    perSecond: Math.round(sum((result) => result['2xx']) / scenario.requestsPerUnit / durationS),
     unit: `${scenario.unit}/s`,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
+    // With two replicas, the slower replica's latency: the balancer's clients see both.
+    p50Ms: worst((result) => result.latency.p50),
+    p99Ms: worst((result) => result.latency.p99),
+    non2xx: sum((result) => result.non2xx),
+    errors: sum((result) => result.errors),
   };
 }
 
@@ -179,34 +182,37 @@ async function main(): Promise<void> {
   const durationS = Number(option('duration', '10'));
   const connections = Number(option('connections', '50'));
   const only = option('only', '');
+  const shape = deploymentShape(option('store', 'sqlite'), option('replicas', '1'));
   const dir = mkdtempSync(join(tmpdir(), 'cc-bench-'));
   const accountsFile = join(dir, 'accounts.json');
   writeFileSync(accountsFile, JSON.stringify(benchAccounts()));
   // The switch connector's outbound API, faked in this process (no request log: it would grow for the whole run).
   const fakeSwitch = await startFakeSwitchServer({ record: false });
-  const connector = await startConnector(
-    {
-      DATABASE_URL: join(dir, 'bench.db'),
+  const deployment = await startDeployment({
+    ...shape,
+    dir,
+    env: {
       SANDBOX_ACCOUNTS_FILE: accountsFile,
       X_CURRENCY: CURRENCY,
-      OUTGOING_PORT: String(OUTGOING_PORT),
       SDK_BASE_URL: fakeSwitch.url,
       OUTGOING_API_KEY: BENCH_CHANNEL_API_KEY,
       CALLBACK_SECRET: BENCH_CALLBACK_SECRET,
     },
-    13003,
-  );
+    firstIncomingPort: 13003,
+    firstOutgoingPort: OUTGOING_PORT,
+  });
   const results: Result[] = [];
   try {
     for (const scenario of scenarios) {
       if (only !== '' && !scenario.name.includes(only)) continue;
-      results.push(await drive(connector, scenario, durationS, connections));
+      results.push(await drive(deployment, scenario, durationS, connections));
     }
-    console.log(`\nCore connector benchmark: ${connections} connections, ${durationS} s per scenario, SQLite (WAL, synchronous=FULL)`);
+    const replicas = deployment.connectors.length;
+    console.log(`\nCore connector benchmark: ${connections} connections, ${durationS} s per scenario, ${deployment.describe}, ${replicas} replica${replicas === 1 ? '' : 's'}`);
     console.table(results);
-    console.log(`peak RSS of the connector: ${connector.peakRssMiB()} MiB`);
+    console.log(`peak RSS per connector: ${deployment.connectors.map((connector) => `${connector.peakRssMiB()} MiB`).join(', ')}`);
   } finally {
-    await connector.stop();
+    await deployment.stop();
     await fakeSwitch.close();
     rmSync(dir, { recursive: true, force: true });
   }
