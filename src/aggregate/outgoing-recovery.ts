@@ -5,7 +5,7 @@ import type { Logger } from '../ports/logger.js';
 import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
 import type { OutgoingPayments } from './outgoing-payments.js';
 import type { OutgoingSettlement } from './outgoing-settlement.js';
-import type { OutgoingState } from './outgoing-state.js';
+import type { OutgoingState } from '../domain/outgoing-payment.js';
 import type { RecoveryReport } from './recovery.js';
 
 export interface OutgoingRecoverySettings {

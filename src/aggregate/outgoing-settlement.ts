@@ -7,7 +7,7 @@ import type { TransferContinuation } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { isDecline, type RetryPolicy } from './inbound-settlement.js';
 import { refundReference } from './outgoing-references.js';
-import type { OutgoingState } from './outgoing-state.js';
+import type { OutgoingState } from '../domain/outgoing-payment.js';
 
 type Payment = OutgoingPaymentRecord;
 

@@ -1,7 +1,7 @@
 import type { Money } from '../domain/money.js';
 import type { OutgoingFlow } from '../ports/core-banking.js';
 import type { PaymentKind } from '../ports/outgoing-store.js';
-import type { OutgoingState } from './outgoing-state.js';
+import type { OutgoingState } from '../domain/outgoing-payment.js';
 
 /** The channel's send-money (and merchant-payment) request, once the HTTP schema has checked its shape. */
 export interface SendMoneyRequest {

@@ -1,4 +1,4 @@
-import type { OutgoingState } from '../aggregate/outgoing-state.js';
+import type { OutgoingState } from '../domain/outgoing-payment.js';
 import type { PartyIdType } from '../domain/identifiers.js';
 import type { OutgoingFlow } from './core-banking.js';
 

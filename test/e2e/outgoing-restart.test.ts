@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
-import type { OutgoingState } from '../../src/aggregate/outgoing-state.js';
+import type { OutgoingState } from '../../src/domain/outgoing-payment.js';
 import { requestHash } from '../../src/domain/request-hash.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { parseOutgoingState, type OutgoingState } from '../../aggregate/outgoing-state.js';
+import { parseOutgoingState, type OutgoingState } from '../../domain/outgoing-payment.js';
 import { AssertionFailed } from '../../domain/errors.js';
 import { isPartyIdType, type PartyIdType } from '../../domain/identifiers.js';
 import type { OutgoingFlow } from '../../ports/core-banking.js';

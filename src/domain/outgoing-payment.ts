@@ -1,4 +1,4 @@
-import { AssertionFailed } from '../domain/errors.js';
+import { AssertionFailed } from './errors.js';
 
 /**
  * The outgoing (payer-side) payment's state machine. Every transition is listed here.
