@@ -1,0 +1,229 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import {
+  ADAPTER_SUBJECTS,
+  BARRED_MSISDN,
+  FINERACT,
+  PAYEE_MSISDN,
+  SEEDED,
+  UNKNOWN_MSISDN,
+  figures,
+  startAdapterHarness,
+  writesTo,
+  type AdapterRun,
+  type AdapterSubject,
+} from '../support/adapter-institutions.js';
+
+/**
+ * The incoming flow through the whole connector (HTTP API, SQLite store, recovery worker) with
+ * CBS_ADAPTER set to each HTTP adapter and its settings pointing at that adapter's fixture
+ * institution. Every money-moving step is checked on the fixture's own books.
+ */
+
+type Body = Record<string, unknown>;
+
+let run: AdapterRun | undefined;
+afterEach(async () => {
+  const current = run;
+  run = undefined;
+  await current?.close();
+});
+
+async function start(subject: AdapterSubject): Promise<AdapterRun> {
+  run = await startAdapterHarness(subject);
+  return run;
+}
+
+/** Quote request and the connector's answer, for 12.34 ZMW SEND to the seeded payee. */
+async function quoted(r: AdapterRun, amount = '12.34'): Promise<{ quoteBody: Body; quoteAnswer: Body }> {
+  const quoteBody = quoteRequest({ payeeMsisdn: PAYEE_MSISDN, amount });
+  const answer = await r.h.call('POST', '/quoterequests', quoteBody);
+  expect(answer.status).toBe(200);
+  return { quoteBody, quoteAnswer: answer.body as Body };
+}
+
+/** Quote and transfer: the 12.22 ZMW the payee is to receive is reserved. */
+async function reserved(r: AdapterRun): Promise<string> {
+  const { quoteBody, quoteAnswer } = await quoted(r);
+  const body = transferRequest(quoteBody, quoteAnswer);
+  const transferId = String(body['transferId']);
+  expect(await r.h.call('POST', '/transfers', body)).toEqual({
+    status: 201,
+    body: { homeTransactionId: transferId, transferState: 'RESERVED', completedTimestamp: '2026-11-23T10:00:00.000Z' },
+  });
+  return transferId;
+}
+
+async function stateOf(r: AdapterRun, transferId: string): Promise<unknown> {
+  return ((await r.h.call('GET', `/transfers/${transferId}`)).body as Body)['transferState'];
+}
+
+/** The books once 12.22 ZMW went from the float to the payee. */
+const CREDITED = { ...SEEDED, float: '987.78', available: '987.78', payee: '62.22' };
+
+describe.each(ADAPTER_SUBJECTS)('incoming payments through CBS_ADAPTER=$title', (subject) => {
+  /** The books while 12.22 ZMW is reserved: held on the float, or (no holds) only checked. */
+  const RESERVED = subject.nativeHolds ? { ...SEEDED, available: '987.78' } : SEEDED;
+
+  it('GET /parties answers the payee as the institution names it; an unknown number is 404 3204', async () => {
+    const r = await start(subject);
+    expect(await r.h.call('GET', `/parties/MSISDN/${PAYEE_MSISDN}`)).toEqual({
+      status: 200,
+      body: {
+        idType: 'MSISDN',
+        idValue: PAYEE_MSISDN,
+        displayName: 'Chanda Mwila',
+        firstName: 'Chanda',
+        lastName: 'Mwila',
+        supportedCurrencies: ['ZMW'],
+      },
+    });
+    expect(await r.h.call('GET', `/parties/MSISDN/${UNKNOWN_MSISDN}`)).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found' } });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it(`POST /quoterequests: fee and amounts exact; a barred payee is refused with ${subject.barredRefusal.statusCode}, an unknown one with 3204`, async () => {
+    const r = await start(subject);
+    const quoteBody = quoteRequest({ payeeMsisdn: PAYEE_MSISDN, amount: '12.34' });
+    expect(await r.h.call('POST', '/quoterequests', quoteBody)).toEqual({
+      status: 200,
+      body: {
+        quoteId: quoteBody['quoteId'],
+        transactionId: quoteBody['transactionId'],
+        transferAmount: '12.34',
+        transferAmountCurrency: 'ZMW',
+        payeeReceiveAmount: '12.22',
+        payeeReceiveAmountCurrency: 'ZMW',
+        payeeFspFeeAmount: '0.12',
+        payeeFspFeeAmountCurrency: 'ZMW',
+        expiration: '2026-11-23T11:00:00.000Z',
+      },
+    });
+    const receive = await r.h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: PAYEE_MSISDN, amount: '250.5', amountType: 'RECEIVE' }));
+    expect(receive.body).toMatchObject({ transferAmount: '253.01', payeeReceiveAmount: '250.5', payeeFspFeeAmount: '2.51' });
+    expect(await r.h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: BARRED_MSISDN }))).toEqual({ status: 422, body: subject.barredRefusal });
+    expect(await r.h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: UNKNOWN_MSISDN }))).toEqual({
+      status: 404,
+      body: { statusCode: '3204', message: 'Party not found' },
+    });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it(`POST /transfers reserves (${subject.nativeHolds ? 'a hold on the float' : 'a balance check, nothing held'}); COMPLETED credits the payee once from the float`, async () => {
+    const r = await start(subject);
+    const transferId = await reserved(r);
+    expect(figures(r.fixture)).toEqual(RESERVED);
+    expect(await stateOf(r, transferId)).toBe('RESERVED');
+
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('COMMITTED');
+
+    // The switch's repeated notifications are answered from the store: the institution is not asked again.
+    const mark = r.fixture.requests.length;
+    for (let i = 0; i < 3; i += 1) {
+      expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    }
+    expect(writesTo(r.fixture, mark)).toEqual([]);
+    expect(figures(r.fixture)).toEqual(CREDITED);
+  });
+
+  it(`ABORTED ${subject.nativeHolds ? 'releases the hold' : 'moves nothing (nothing was held)'}, answers 5104, and a late COMPLETED is refused without a credit`, async () => {
+    const r = await start(subject);
+    const transferId = await reserved(r);
+    const notCompleted = { status: 422, body: { statusCode: '5104', message: 'Transfer not completed: switch reported ABORTED' } };
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).toEqual(notCompleted);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).toEqual(notCompleted);
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: `Transfer already finished differently: transfer ${transferId} is ABORTED; completion not applied` },
+    });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(await stateOf(r, transferId)).toBe('ABORTED');
+    // Without holds neither the reservation nor its release wrote anything at the institution.
+    if (!subject.nativeHolds) expect(writesTo(r.fixture)).toEqual([]);
+  });
+
+  it('a transfer the float cannot cover is refused with 5001 and holds nothing', async () => {
+    const r = await start(subject);
+    // 1980 to the payee against a float of 1000.
+    const { quoteBody, quoteAnswer } = await quoted(r, '2000');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    const answer = await r.h.call('POST', '/transfers', body);
+    expect(answer.status).toBe(422);
+    expect((answer.body as Body)['statusCode']).toBe('5001');
+    expect((answer.body as Body)['message']).toMatch(/^Payee FSP insufficient liquidity/);
+    expect(await r.h.call('POST', '/transfers', body)).toEqual(answer);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it('an institution answering 5xx during the commit: 503 2003, nothing credited; recovery finishes it once the institution is back', async () => {
+    const r = await start(subject);
+    const transferId = await reserved(r);
+    // The commit and the switch's retry both meet the outage.
+    r.fixture.inject('server-error', 'next-write', 2);
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+      expect(answer.status).toBe(503);
+      expect((answer.body as Body)['statusCode']).toBe('2003');
+    }
+    expect(figures(r.fixture)).toEqual(RESERVED);
+    expect(await stateOf(r, transferId)).toBe('RESERVED');
+
+    // Two failures: the next attempt is due 2 s later.
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    r.h.clock.advance(2_001);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('COMMITTED');
+
+    const mark = r.fixture.requests.length;
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    r.h.clock.advance(600_000);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(writesTo(r.fixture, mark)).toEqual([]);
+    expect(figures(r.fixture)).toEqual(CREDITED);
+  });
+
+  it('a commit whose answer is lost after the institution acted: 504 2004; recovery completes it without paying twice', async () => {
+    const r = await start(subject);
+    const transferId = await reserved(r);
+    r.fixture.inject('hang-after', 'next-write');
+    const lost = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(lost.status).toBe(504);
+    expect((lost.body as Body)['statusCode']).toBe('2004');
+    // The institution did credit the payee; whatever else it had still to book is finished below.
+    expect(figures(r.fixture).payee).toBe('62.22');
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+  });
+});
+
+describe('incoming payments through CBS_ADAPTER=fineract: a commit cut off between its steps', () => {
+  it('deposit booked, hold release refused: 503; recovery books only the missing steps', async () => {
+    const r = await start(FINERACT);
+    const transferId = await reserved(r);
+    // Let the deposit to the payee through, then fail the release of the hold.
+    r.fixture.inject('server-error', 'next-write', 1, 1);
+    const answer = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(answer.status).toBe(503);
+    // Fineract only deposits and withdraws: until the float withdrawal is booked the total is 12.22 over.
+    expect(figures(r.fixture)).toEqual({ ...SEEDED, available: '987.78', payee: '62.22', total: '1272.22' });
+    const mark = r.fixture.requests.length;
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    // The hold is the fixture's first transaction; no second deposit to the payee.
+    expect(writesTo(r.fixture, mark)).toEqual([
+      'POST /fineract-provider/api/v1/savingsaccounts/1/transactions/1?command=releaseAmount',
+      'POST /fineract-provider/api/v1/savingsaccounts/1/transactions?command=withdrawal',
+    ]);
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('COMMITTED');
+  });
+});
