@@ -133,13 +133,21 @@ export interface AdapterRun {
   close(): Promise<void>;
 }
 
+export interface AdapterRunOptions {
+  readonly env?: Env;
+  /** False: the adapter's documented default timeouts instead of short ones (default true). */
+  readonly shortTimeouts?: boolean;
+  readonly harness?: Omit<HarnessOptions, 'env' | 'clock'>;
+}
+
 /** A fresh fixture holding ADAPTER_SEED, and the whole connector pointed at it through settings only. */
-export async function startAdapterHarness(subject: AdapterSubject, options: { env?: Env; harness?: Omit<HarnessOptions, 'env' | 'clock'> } = {}): Promise<AdapterRun> {
+export async function startAdapterHarness(subject: AdapterSubject, options: AdapterRunOptions = {}): Promise<AdapterRun> {
   const clock = new ManualClock();
   const fixture = await subject.startFixture(ADAPTER_SEED, clock);
+  const timeouts = options.shortTimeouts === false ? {} : subject.shortTimeouts;
   let h: Harness;
   try {
-    h = await startHarness({ ...options.harness, clock, env: { ...subject.documentedEnv(fixture), ...subject.shortTimeouts, ...options.env } });
+    h = await startHarness({ ...options.harness, clock, env: { ...subject.documentedEnv(fixture), ...timeouts, ...options.env } });
   } catch (error) {
     await fixture.close();
     throw error;

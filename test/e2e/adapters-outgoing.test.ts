@@ -1,0 +1,222 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { refundReference } from '../../src/aggregate/outgoing-references.js';
+import type { OutboundScript } from '../support/fake-switch.js';
+import { TEST_CALLBACK_SECRET } from '../support/harness.js';
+import { callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import {
+  AIRTEL,
+  FINERACT,
+  MINIBANK,
+  PAYER_MSISDN,
+  REST,
+  REST_MOBILE,
+  SEEDED,
+  figures,
+  startAdapterHarness,
+  writesTo,
+  type AdapterRun,
+  type AdapterSubject,
+} from '../support/adapter-institutions.js';
+
+/**
+ * Outgoing payments (port 3004) through the whole connector with CBS_ADAPTER set to each HTTP
+ * adapter, in the flow its institution works in: the bank flow (the channel debits the payer
+ * at the institution itself) and the mobile-operator flow (the connector asks the institution to
+ * collect, and the institution's callback decides). The switch is the fake outbound API; the
+ * payer's money is checked on the fixture institution's books after every step.
+ */
+
+let run: AdapterRun | undefined;
+afterEach(async () => {
+  const current = run;
+  run = undefined;
+  await current?.close();
+});
+
+async function start(subject: AdapterSubject, env: Record<string, string> = {}): Promise<AdapterRun> {
+  run = await startAdapterHarness(subject, { env });
+  return run;
+}
+
+function switchPuts(r: AdapterRun): unknown[] {
+  return r.h.fakeSwitch.requests.filter((request) => request.method === 'PUT').map((request) => request.body);
+}
+
+async function statusOf(r: AdapterRun, transferId: string): Promise<Body> {
+  const answer = await r.h.callOutgoing('GET', `/send-money/${transferId}`);
+  expect(answer.status).toBe(200);
+  return answer.body as Body;
+}
+
+/** The payer sent 100 ZMW: it left the payer's account for the float (where customer debits land). */
+const DEBITED = { ...SEEDED, float: '1100', available: '1100', payer: '100' };
+
+/** POST /send-money for 100 ZMW from the seeded payer; the switch is scripted first. */
+async function quoted(r: AdapterRun, script: OutboundScript = {}): Promise<{ home: string; transferId: string }> {
+  const body = sendMoneyBody();
+  const home = String(body['homeTransactionId']);
+  r.h.fakeSwitch.script(home, script);
+  const terms = await initiate(r.h, body);
+  expect(terms).toMatchObject({
+    homeTransactionId: home,
+    state: 'QUOTED',
+    amountType: 'SEND',
+    transferAmount: { amount: '100', currency: 'ZMW' },
+    payeeReceiveAmount: { amount: '99', currency: 'ZMW' },
+    fees: { amount: '1', currency: 'ZMW' },
+    debitAmount: { amount: '100', currency: 'ZMW' },
+  });
+  return { home, transferId: String(terms['transferId']) };
+}
+
+describe.each([REST, FINERACT, MINIBANK])('outgoing payments, bank flow, through CBS_ADAPTER=$title', (subject) => {
+  it('the channel debits the payer at the institution; accept completes at the switch and the connector moves no money', async () => {
+    const r = await start(subject);
+    const { home, transferId } = await quoted(r);
+    r.fixture.debitByChannel(home, PAYER_MSISDN, '100');
+    expect(figures(r.fixture)).toEqual(DEBITED);
+
+    const mark = r.fixture.requests.length;
+    expect(await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 200,
+      body: { homeTransactionId: home, transferId, state: 'COMPLETED' },
+    });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(r.fixture.requests.slice(mark)).toEqual([]);
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', flow: 'bank', needsAttention: false, switchState: 'COMPLETED' });
+  });
+
+  it('the switch failing after the accept refunds the channel\'s debit from the float exactly once', async () => {
+    const r = await start(subject);
+    const { home, transferId } = await quoted(r, { accept: { status: 500 } });
+    r.fixture.debitByChannel(home, PAYER_MSISDN, '100');
+    const failed = {
+      status: 503,
+      body: {
+        statusCode: '2001',
+        message: 'Switch connector request failed: the switch did not complete the transfer (HTTP 500, statusCode 5000); the customer is refunded',
+      },
+    };
+    expect(await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(failed);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+
+    // The channel's retry and later recovery passes answer from the record and refund nothing more.
+    const mark = r.fixture.requests.length;
+    expect(await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(failed);
+    r.h.clock.advance(600_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(writesTo(r.fixture, mark)).toEqual([]);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('a refund the institution cannot make yet stays REFUNDING; recovery pays it once when the institution is back', async () => {
+    const r = await start(subject);
+    const { home, transferId } = await quoted(r, { accept: { status: 500 } });
+    r.fixture.debitByChannel(home, PAYER_MSISDN, '100');
+    r.fixture.inject('server-error', 'next-write');
+    expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1, needsAttention: false, nextAttemptAt: '2026-11-23T10:00:01.000Z' });
+
+    r.h.clock.advance(1_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+    r.h.clock.advance(600_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+});
+
+describe.each([AIRTEL, REST_MOBILE])('outgoing payments, mobile-operator flow, through CBS_ADAPTER=$title', (subject) => {
+  const env = { CALLBACK_WAIT_MS: '60000' };
+
+  function callback(r: AdapterRun, transferId: string, code: string): Promise<{ status: number; body: unknown }> {
+    return r.h.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: code } }, callbackHeaders(TEST_CALLBACK_SECRET));
+  }
+
+  /** Quote and accept: the institution prompts the payer, who has not answered yet. */
+  async function prompted(r: AdapterRun, script: OutboundScript = {}): Promise<string> {
+    const { home, transferId } = await quoted(r, script);
+    // The reference API names its own record of the collection; Airtel's push answers no id of its own.
+    const institutionReference = subject.adapter === 'rest' ? { institutionReference: `RC-${transferId.slice(0, 8)}` } : {};
+    expect(await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 202,
+      body: { homeTransactionId: home, transferId, state: 'AWAITING_DEBIT', collection: { status: 'pending', ...institutionReference } },
+    });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(switchPuts(r)).toEqual([]);
+    return transferId;
+  }
+
+  it('accept prompts the payer; approval moves the money; the callback TS tells the switch to proceed, once', async () => {
+    const r = await start(subject, env);
+    const transferId = await prompted(r);
+    // A repeated accept while the prompt is pending prompts nobody again.
+    const mark = r.fixture.requests.length;
+    expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+    expect(writesTo(r.fixture, mark)).toEqual([]);
+
+    r.fixture.approveCollection(transferId);
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    expect(await callback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS', flow: 'mobile-operator' });
+
+    expect(await callback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(await callback(r, transferId, 'TF')).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(figures(r.fixture)).toEqual(DEBITED);
+  });
+
+  it('a declined prompt and its callback TF tell the switch false; nothing was debited, nothing refunded', async () => {
+    const r = await start(subject, env);
+    const transferId = await prompted(r);
+    r.fixture.rejectCollection(transferId);
+    expect(await callback(r, transferId, 'TF')).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: false }]);
+    expect(await statusOf(r, transferId)).toMatchObject({
+      state: 'ABORTED',
+      callbackCode: 'TF',
+      error: { statusCode: '4100', name: 'PayerRejected', message: 'Payer rejected the payment: the customer was not debited' },
+    });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(writesTo(r.fixture).filter((write) => !write.includes('collections') && !write.includes('merchant/v1/payments'))).toEqual([]);
+  });
+
+  it('the switch failing after the collection refunds the payer exactly once, under the refund reference', async () => {
+    const r = await start(subject, env);
+    const transferId = await prompted(r, { accept: { status: 500 } });
+    r.fixture.approveCollection(transferId);
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    expect(await callback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false, callbackCode: 'TS' });
+    const refunds = r.fixture.requests.filter((request) => request.method === 'POST' && JSON.stringify(request.body).includes(refundReference(transferId)));
+    expect(refunds).toHaveLength(1);
+
+    expect(await callback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    r.h.clock.advance(3_600_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('without a callback the institution is asked after CALLBACK_WAIT_MS, and the payment proceeds on its answer', async () => {
+    const r = await start(subject, env);
+    const transferId = await prompted(r);
+    r.h.clock.advance(60_001);
+    // Still pending at the institution: asked again later.
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'AWAITING_DEBIT', lastError: 'debit still pending at the institution' });
+    r.fixture.approveCollection(transferId);
+    r.h.clock.advance(1_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', callbackCode: null });
+    expect(figures(r.fixture)).toEqual(DEBITED);
+  });
+});
