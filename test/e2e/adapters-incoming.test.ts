@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import {
+  ADAPTER_SEED,
   ADAPTER_SUBJECTS,
   BARRED_MSISDN,
   FINERACT,
+  REST,
   PAYEE_MSISDN,
   SEEDED,
   UNKNOWN_MSISDN,
@@ -201,6 +203,68 @@ describe.each(ADAPTER_SUBJECTS)('incoming payments through CBS_ADAPTER=$title', 
     expect(figures(r.fixture)).toEqual(CREDITED);
     expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
     expect(figures(r.fixture)).toEqual(CREDITED);
+  });
+});
+
+describe.each(ADAPTER_SUBJECTS)('incoming payments through CBS_ADAPTER=$title: large amounts', (subject) => {
+  it('amounts beyond a double\'s precision travel exactly from the quote to the institution\'s books', async () => {
+    run = await startAdapterHarness(subject, { seed: { ...ADAPTER_SEED, floatBalance: '900000000000000000' } });
+    const r = run;
+    const quoteBody = quoteRequest({ payeeMsisdn: PAYEE_MSISDN, amount: '123456789012345.67' });
+    const quote = await r.h.call('POST', '/quoterequests', quoteBody);
+    expect(quote.body).toMatchObject({ transferAmount: '123456789012345.67', payeeReceiveAmount: '122222221122222.21', payeeFspFeeAmount: '1234567890123.46' });
+    const body = transferRequest(quoteBody, quote.body as Body);
+    expect((await r.h.call('POST', '/transfers', body)).status).toBe(201);
+    const seeded = { ...SEEDED, float: '900000000000000000', available: '900000000000000000', total: '900000000000000260' };
+    expect(figures(r.fixture)).toEqual(subject.nativeHolds ? { ...seeded, available: '899877777778877777.79' } : seeded);
+    expect(await r.h.call('PUT', `/transfers/${String(body['transferId'])}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(figures(r.fixture)).toEqual({ ...seeded, float: '899877777778877777.79', available: '899877777778877777.79', payee: '122222221122272.21' });
+  });
+});
+
+describe('incoming payments through CBS_ADAPTER=rest: ISO 20022 party details', () => {
+  it('API_TYPE=iso20022: the institution\'s address and country of residence become extension keys', async () => {
+    const payee = { idType: 'MSISDN', idValue: PAYEE_MSISDN, firstName: 'Chanda', middleName: 'K', lastName: 'Mwila', dateOfBirth: '1990-01-02', balance: '50' } as const;
+    const address = { StrtNm: 'Cairo Road', BldgNb: '12', TwnNm: 'Lusaka', Ctry: 'ZM' };
+    run = await startAdapterHarness(REST, {
+      env: { API_TYPE: 'iso20022' },
+      seed: { ...ADAPTER_SEED, accounts: [{ ...payee, countryOfResidence: 'ZM', postalAddress: address }, ...ADAPTER_SEED.accounts.slice(1)] },
+    });
+    const P = 'Rpt.UpdtdPtyAndAcctId';
+    expect(await run.h.call('GET', `/parties/MSISDN/${PAYEE_MSISDN}`)).toEqual({
+      status: 200,
+      body: {
+        idType: 'MSISDN',
+        idValue: PAYEE_MSISDN,
+        displayName: 'Chanda K Mwila',
+        firstName: 'Chanda',
+        middleName: 'K',
+        lastName: 'Mwila',
+        dateOfBirth: '1990-01-02',
+        supportedCurrencies: ['ZMW'],
+        extensionList: [
+          { key: `${P}.Agt.FinInstnId.LEI`, value: '9845000DEMOCC0NNEC85' },
+          { key: `${P}.Pty.CtryOfRes`, value: 'ZM' },
+          { key: `${P}.Pty.PstlAdr.Ctry`, value: 'ZM' },
+          { key: `${P}.Pty.PstlAdr.TwnNm`, value: 'Lusaka' },
+          { key: `${P}.Pty.PstlAdr.StrtNm`, value: 'Cairo Road' },
+          { key: `${P}.Pty.PstlAdr.BldgNb`, value: '12' },
+        ],
+      },
+    });
+  });
+});
+
+describe('incoming payments through CBS_ADAPTER=fineract: sub-identifiers', () => {
+  it('GET /parties with an idSubValue finds the client\'s savings account by its account number only', async () => {
+    const r = await start(FINERACT);
+    // The fixture numbers the payee's client 100 and its savings account 101 (account number 000000101).
+    expect(await r.h.call('GET', `/parties/MSISDN/${PAYEE_MSISDN}/000000101`)).toEqual({
+      status: 200,
+      body: { idType: 'MSISDN', idValue: PAYEE_MSISDN, idSubValue: '000000101', displayName: 'Chanda Mwila', firstName: 'Chanda', lastName: 'Mwila', supportedCurrencies: ['ZMW'] },
+    });
+    // 000000103 is an account, but the payer's: not found under the payee's number.
+    expect(await r.h.call('GET', `/parties/MSISDN/${PAYEE_MSISDN}/000000103`)).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found' } });
   });
 });
 

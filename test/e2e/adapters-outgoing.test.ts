@@ -131,6 +131,33 @@ describe.each([REST, FINERACT, MINIBANK])('outgoing payments, bank flow, through
   });
 });
 
+describe.each([REST, FINERACT, MINIBANK, AIRTEL, REST_MOBILE])('outgoing payments through CBS_ADAPTER=$title: a refund whose answer is lost', (subject) => {
+  it('the institution paid the payer back but never answered: REFUNDING; recovery repeats the refund and the payer is paid once', async () => {
+    const r = await start(subject, { CALLBACK_WAIT_MS: '60000' });
+    const { home, transferId } = await quoted(r, { accept: { status: 500 } });
+    if (subject.outgoingFlow === 'bank') {
+      r.fixture.debitByChannel(home, PAYER_MSISDN, '100');
+      r.fixture.inject('hang-after', 'next-write');
+      expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    } else {
+      // The first write is the payment prompt; the refund is the second.
+      r.fixture.inject('hang-after', 'next-write', 1, 1);
+      expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+      r.fixture.approveCollection(transferId);
+      const answer = await r.h.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, callbackHeaders(TEST_CALLBACK_SECRET));
+      expect(answer).toEqual({ status: 200, body: {} });
+    }
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1, lastError: expect.stringMatching(new RegExp(`^Institution timed out: ${subject.adapter} refund: .*outcome unknown$`)) });
+    expect(figures(r.fixture).payer).toBe('200');
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+});
+
 describe.each([AIRTEL, REST_MOBILE])('outgoing payments, mobile-operator flow, through CBS_ADAPTER=$title', (subject) => {
   const env = { CALLBACK_WAIT_MS: '60000' };
 
@@ -203,6 +230,23 @@ describe.each([AIRTEL, REST_MOBILE])('outgoing payments, mobile-operator flow, t
     expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
     expect(figures(r.fixture)).toEqual(SEEDED);
     expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('a payment prompt whose answer is lost: 202 with the collection unknown; the callback still finishes the payment once', async () => {
+    const r = await start(subject, env);
+    const { home, transferId } = await quoted(r);
+    r.fixture.inject('hang-after', 'next-write');
+    expect(await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 202,
+      body: { homeTransactionId: home, transferId, state: 'COLLECTING', collection: { status: 'unknown' } },
+    });
+    r.fixture.approveCollection(transferId);
+    expect(await callback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS' });
+    r.h.clock.advance(3_600_000);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(figures(r.fixture)).toEqual(DEBITED);
   });
 
   it('without a callback the institution is asked after CALLBACK_WAIT_MS, and the payment proceeds on its answer', async () => {

@@ -138,12 +138,14 @@ export interface AdapterRunOptions {
   /** False: the adapter's documented default timeouts instead of short ones (default true). */
   readonly shortTimeouts?: boolean;
   readonly harness?: Omit<HarnessOptions, 'env' | 'clock'>;
+  /** Books other than ADAPTER_SEED (the identifiers the tests use must stay in it). */
+  readonly seed?: FixtureSeed;
 }
 
-/** A fresh fixture holding ADAPTER_SEED, and the whole connector pointed at it through settings only. */
+/** A fresh fixture holding ADAPTER_SEED (or `seed`), and the whole connector pointed at it through settings only. */
 export async function startAdapterHarness(subject: AdapterSubject, options: AdapterRunOptions = {}): Promise<AdapterRun> {
   const clock = new ManualClock();
-  const fixture = await subject.startFixture(ADAPTER_SEED, clock);
+  const fixture = await subject.startFixture(options.seed ?? ADAPTER_SEED, clock);
   const timeouts = options.shortTimeouts === false ? {} : subject.shortTimeouts;
   let h: Harness;
   try {
