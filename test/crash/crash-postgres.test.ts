@@ -44,6 +44,7 @@ describe('crash safety on PostgreSQL', () => {
       workers: 6,
       maxFlows: 3000,
       drainDeadlineMs: 60_000,
+      outgoingPayments: 120,
     });
     console.log(describeRun('postgres', seed, result));
     expectCrashSafe(result, demoAccounts, KILLS);

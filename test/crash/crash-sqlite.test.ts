@@ -38,6 +38,7 @@ describe('crash safety on SQLite', () => {
       workers: 6,
       maxFlows: 3000,
       drainDeadlineMs: 60_000,
+      outgoingPayments: 120,
     });
     console.log(describeRun('sqlite', seed, result));
     expectCrashSafe(result, demoAccounts, KILLS);

@@ -1,10 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import { demoAccounts } from '../../../src/adapters/core-banking/sandbox/index.js';
+import { SandboxLedger, demoAccounts } from '../../../src/adapters/core-banking/sandbox/index.js';
 import { seededRandom } from '../../../src/adapters/core-banking/fault-settings.js';
 import type { SqlDatabase } from '../../../src/adapters/store/sql-database.js';
 import { startFakeSwitch } from '../../support/fake-switch.js';
 import { ConnectorChild, freePort, type ChildOptions } from './connector-child.js';
 import { checkInvariants, unfinishedTransfers, type InvariantReport } from './ledger-invariants.js';
+import { CALLBACK_SECRET, CHANNEL_KEY, OutgoingDriver } from './outgoing-driver.js';
+import { checkOutgoing, unsettledPayments, type OutgoingReport } from './outgoing-invariants.js';
 import { PUT_RETRIES, SwitchDriver, sleep, statusCodeOf, type Answer, type FlowRecord, type Payee } from './switch-driver.js';
 
 /**
@@ -32,6 +34,8 @@ export interface CrashRunOptions {
   readonly maxFlows: number;
   /** Longest wait for recovery to bring every transfer to a final state. */
   readonly drainDeadlineMs: number;
+  /** Outgoing payments (bank flow) planned for the run; 0 drives none. */
+  readonly outgoingPayments: number;
 }
 
 export interface CrashRunResult {
@@ -43,6 +47,8 @@ export interface CrashRunResult {
   readonly replayProblems: readonly string[];
   readonly replayed: number;
   readonly report: InvariantReport;
+  readonly outgoing: OutgoingDriver;
+  readonly outgoingReport: OutgoingReport;
 }
 
 /** Payees: the demo customers that are active and have no sub-identifier. */
@@ -80,8 +86,16 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
     duplicateShare: 0.25,
     requestTimeoutMs: 10_000,
   });
+  const outgoing = new OutgoingDriver({
+    random,
+    fakeSwitch,
+    target: () => `http://127.0.0.1:${outgoingPort}`,
+    currency: demoAccounts.currency,
+    requestTimeoutMs: 10_000,
+  });
   const database = await options.openDatabase();
   try {
+    const plans = await channelDebits(options, outgoing, database, childOptions(false));
     child = await ConnectorChild.start(childOptions(true));
     let stopping = false;
     const workers = Array.from({ length: options.workers }, async () => {
@@ -90,6 +104,14 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
         await driver.run(flow);
         // Nobody answered the quote: the connector is down; do not spin through payments.
         if (flow.quoteAnswer === undefined) await sleep(50);
+      }
+    });
+    let nextPayment = 0;
+    const channels = Array.from({ length: plans.length === 0 ? 0 : 2 }, async () => {
+      while (!stopping && nextPayment < plans.length) {
+        const plan = plans[nextPayment];
+        nextPayment += 1;
+        if (plan !== undefined) await outgoing.run(plan);
       }
     });
     let killsDuringStart = 0;
@@ -108,11 +130,16 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
       child = await ConnectorChild.start(childOptions(!last));
     }
     stopping = true;
-    await Promise.all(workers);
+    await Promise.all([...workers, ...channels]);
+    outgoing.expireUnaccepted();
     await waitForRecovery(database, options.drainDeadlineMs, child);
     const replay = await replayEverything(driver);
     await child.stop();
-    const report = await checkInvariants(database, driver.flows, demoAccounts);
+    const outgoingReport = await checkOutgoing(database, outgoing, fakeSwitch, demoAccounts.currency);
+    const report = await checkInvariants(database, driver.flows, demoAccounts, {
+      prefixes: ['collect:', 'refund:'],
+      balanceChanges: outgoingReport.balanceChanges,
+    });
     return {
       kills: options.kills + killsDuringStart,
       killsDuringStart,
@@ -121,6 +148,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
       replayProblems: replay.problems,
       replayed: replay.count,
       report,
+      outgoing,
+      outgoingReport,
     };
   } finally {
     await child?.kill();
@@ -141,16 +170,42 @@ function connectorEnv(options: CrashRunOptions, sdkUrl: string, outgoingPort: nu
     RECOVERY_MAX_BACKOFF_MS: '800',
     RESERVATION_QUERY_AFTER_MS: '1500',
     RECOVERY_LEASE_MS: '3000',
+    // The outgoing side: the channel's credentials, and the shortest switch time limit allowed,
+    // so that interrupted initiations and accepts are taken over within seconds.
+    OUTGOING_API_KEY: CHANNEL_KEY,
+    CALLBACK_SECRET,
+    SDK_TRANSFER_TIMEOUT_MS: '1000',
     ...(faultSeed === undefined ? {} : { CBS_FAULT_RATE: options.faultRate, CBS_FAULT_SEED: String(faultSeed) }),
   };
+}
+
+/**
+ * Bank flow: the channel debits each customer under its homeTransactionId before it asks for
+ * terms. Done before the run, while no connector runs (one start and clean stop create the
+ * tables), so that this process never writes the database at the same time as the connector.
+ */
+async function channelDebits(options: CrashRunOptions, outgoing: OutgoingDriver, database: SqlDatabase, first: ChildOptions): Promise<ReturnType<OutgoingDriver['plan']>> {
+  if (options.outgoingPayments === 0) return [];
+  await (await ConnectorChild.start(first)).stop();
+  const payers = CRASH_PAYEES.filter((payee) => payee.accountId === 'zm-acc-0001' || payee.accountId === 'zm-acc-0002').map((payee) => ({
+    msisdn: payee.idValue,
+    accountId: payee.accountId,
+  }));
+  const plans = outgoing.plan(options.outgoingPayments, payers);
+  const ledger = new SandboxLedger(database);
+  for (const plan of plans) {
+    const debit = await ledger.collect(plan.homeTransactionId, plan.payerMsisdn, { amount: plan.amount, currency: demoAccounts.currency });
+    if (debit.state !== 'succeeded') throw new Error(`channel debit ${plan.homeTransactionId}: ${debit.state}`);
+  }
+  return plans;
 }
 
 async function waitForRecovery(database: SqlDatabase, deadlineMs: number, child: ConnectorChild): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const left = await unfinishedTransfers(database);
+    const left = (await unfinishedTransfers(database)) + (await unsettledPayments(database));
     if (left === 0) return;
-    if (Date.now() > deadline) throw new Error(`${left} transfers still unfinished ${deadlineMs} ms after the last restart:\n${child.tail()}`);
+    if (Date.now() > deadline) throw new Error(`${left} transfers or payments still unfinished ${deadlineMs} ms after the last restart:\n${child.tail()}`);
     await sleep(100);
   }
 }

@@ -30,6 +30,14 @@ export function expectCrashSafe(result: CrashRunResult, opening: SandboxAccounts
       { currency, totalBalance: formatMinorUnits(funded, currency), totalFunded: formatMinorUnits(funded, currency), totalHeld: '0', totalHolds: '0' },
     ],
   });
+  // Outgoing payments: never refunded when the switch completed them, refunded exactly once when
+  // it failed them after the customer was debited, nothing half-done, no second accept.
+  expect(result.outgoing.unexpected).toEqual([]);
+  expect(result.outgoing.inconsistencies).toEqual([]);
+  expect(result.outgoingReport.problems).toEqual([]);
+  expect(result.outgoingReport.refunds).toBe(result.outgoingReport.states['REFUNDED'] ?? 0);
+  expect(result.outgoingReport.states['COMPLETED'] ?? 0).toBeGreaterThan(0);
+  expect(result.outgoingReport.states['REFUNDED'] ?? 0).toBeGreaterThan(0);
   // The run really did crash, retry and fail: otherwise it proves nothing.
   expect(result.kills).toBeGreaterThanOrEqual(minimumKills);
   expect(completed).toBeGreaterThan(0);
@@ -47,6 +55,8 @@ export function describeRun(name: string, seed: number, result: CrashRunResult):
   return (
     `crash harness (${name}) seed=${seed} (rerun with CRASH_SEED=${seed}): ${result.kills} kills (${result.killsDuringStart} during start-up), ` +
     `${result.flows.length} payments, transfers ${states}, credits ${report.ledgerCredits}, ` +
-    `${driver.answers.noAnswer} requests cut off, ${driver.answers.retriedAfter5xx} 5xx retried, ${result.replayed} replayed`
+    `${driver.answers.noAnswer} requests cut off, ${driver.answers.retriedAfter5xx} 5xx retried, ${result.replayed} replayed; ` +
+    `outgoing payments ${Object.entries(result.outgoingReport.states).map(([state, count]) => `${state} ${count}`).join(', ')}, ` +
+    `${result.outgoingReport.refunds} refunds, ${result.outgoing.noAnswer} channel requests cut off`
   );
 }

@@ -42,7 +42,20 @@ export async function unfinishedTransfers(database: SqlDatabase): Promise<number
   return rows.filter((row) => !FINAL_STATES.has(row.state)).length;
 }
 
-export async function checkInvariants(database: SqlDatabase, flows: readonly FlowRecord[], opening: SandboxAccounts): Promise<InvariantReport> {
+/** What other flows of the run moved, checked by their own invariants (outgoing-invariants.ts). */
+export interface OtherMovements {
+  /** Movement id prefixes that belong to them, e.g. "collect:" and "refund:". */
+  readonly prefixes: readonly string[];
+  /** Their net balance change per account. */
+  readonly balanceChanges: ReadonlyMap<string, bigint>;
+}
+
+export async function checkInvariants(
+  database: SqlDatabase,
+  flows: readonly FlowRecord[],
+  opening: SandboxAccounts,
+  others: OtherMovements = { prefixes: [], balanceChanges: new Map() },
+): Promise<InvariantReport> {
   const currency = opening.currency;
   const db = database.reader<ConnectorView>();
   const transfers = new Map((await db.selectFrom('inbound_transfers').selectAll().execute()).map((row) => [row.transfer_id, row]));
@@ -75,6 +88,7 @@ export async function checkInvariants(database: SqlDatabase, flows: readonly Flo
   for (const [movementId, legs] of movements) {
     // Opening balances; their total is checked exactly against the opening books by the caller.
     if (legs.every((leg) => leg.kind === 'FUNDING')) continue;
+    if (others.prefixes.some((prefix) => movementId.startsWith(prefix))) continue;
     const transferId = movementId.startsWith('commit:') ? movementId.slice('commit:'.length) : undefined;
     const row = transferId === undefined ? undefined : transfers.get(transferId);
     if (row === undefined) {
@@ -96,7 +110,7 @@ export async function checkInvariants(database: SqlDatabase, flows: readonly Flo
 
   const ledger = new SandboxLedger(database);
   const conservation = await ledger.conservationCheck();
-  problems.push(...(await balanceProblems(ledger, opening, expectedByAccount, expectedCredits)));
+  problems.push(...(await balanceProblems(ledger, opening, expectedByAccount, expectedCredits, others.balanceChanges)));
   return {
     states,
     problems,
@@ -142,12 +156,13 @@ function holdProblems(row: TransferRow, hold: SandboxSchema['sandbox_holds'] | u
   }
 }
 
-/** The float paid out exactly the expected credits, each payee received exactly theirs. */
+/** The float paid out exactly the expected credits, each payee received exactly theirs (besides the other flows' changes). */
 async function balanceProblems(
   ledger: SandboxLedger,
   opening: SandboxAccounts,
   expectedByAccount: ReadonlyMap<string, bigint>,
   expectedCredits: bigint,
+  otherChanges: ReadonlyMap<string, bigint>,
 ): Promise<string[]> {
   const currency = opening.currency;
   const openingOf = new Map<string, bigint>([
@@ -156,7 +171,7 @@ async function balanceProblems(
   ]);
   const problems: string[] = [];
   for (const account of await ledger.balances()) {
-    const start = openingOf.get(account.accountId) ?? 0n;
+    const start = (openingOf.get(account.accountId) ?? 0n) + (otherChanges.get(account.accountId) ?? 0n);
     const wanted =
       account.accountId === opening.float.accountId ? start - expectedCredits : start + (expectedByAccount.get(account.accountId) ?? 0n);
     const wantedText = formatMinorUnits(wanted, currency);
