@@ -36,6 +36,8 @@ export interface OutboundScript {
   readonly accept?: 'complete' | 'hang' | 'error-occurred' | ErrorAnswer;
   /** What GET /transfers/{id} reports after an accept that did not complete (default ERROR_OCCURRED). */
   readonly stateAfterAccept?: string;
+  /** PUT {acceptQuote: false}: ABORTED in a 200 (default), or an error body (a transfer mid-way, say). */
+  readonly decline?: ErrorAnswer;
 }
 
 export interface OutboundTransferEntry {
@@ -166,6 +168,9 @@ function putTransfer(context: Context, transferId: string, body: Record<string, 
   const decision = body['acceptConversion'] ?? body['acceptQuote'];
   if (typeof decision !== 'boolean') return send(response, 400, { statusCode: 400, message: 'one of acceptQuote, acceptConversion is required' });
   if (!decision) {
+    if (script.decline !== undefined) return send(response, script.decline.status, script.decline.body ?? errorBody(script.decline.status, entry));
+    // As the real one: a transfer that completed cannot be aborted any more.
+    if (entry.state === 'COMPLETED') return send(response, 500, errorBody(500, entry));
     entry.state = 'ABORTED';
     return send(response, 200, transferBody(context, entry, script));
   }

@@ -88,10 +88,15 @@ export class OutgoingRecovery {
       case 'ACCEPTING': {
         // The accept was sent, or was about to be, by a process that is gone: only the switch knows.
         const confirming = await this.settlement.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: 'accept interrupted; asking the switch' });
-        return confirming.state === 'CONFIRMING' ? this.settlement.confirm(confirming) : confirming;
+        // Claimed only once ACCEPTING is older than the switch's limit: the accept is lost if the switch still waits.
+        return confirming.state === 'CONFIRMING' ? this.settlement.confirm(confirming, { acceptLost: true }) : confirming;
       }
-      case 'CONFIRMING':
-        return this.settlement.confirm(payment);
+      case 'CONFIRMING': {
+        // The accept (sent just before the payment entered CONFIRMING) has had all the time the
+        // switch may take on it: a switch still waiting for the acceptance never received it.
+        const confirmingSinceMs = this.clock.now().getTime() - Date.parse(payment.updatedAt);
+        return this.settlement.confirm(payment, { acceptLost: confirmingSinceMs >= this.settings.transferTimeoutMs + 5_000 });
+      }
       case 'REFUNDING':
         return this.settlement.refund(payment);
       case 'QUOTED':

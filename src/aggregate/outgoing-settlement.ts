@@ -60,8 +60,12 @@ export class OutgoingSettlement {
    * CONFIRMING -> COMPLETED or REFUNDING, on the switch's explicit word only (GET /transfers/{id}).
    * Anything else leaves the payment where it is, asked again with backoff: a transfer whose
    * outcome is unknown is never refunded.
+   *
+   * `acceptLost`: the accept was sent longer ago than the switch can take to act on one. A switch
+   * that still waits for the quote's acceptance then never received it (a crash cut the call
+   * off): the quote is withdrawn, see withdraw().
    */
-  async confirm(payment: Payment): Promise<Payment> {
+  async confirm(payment: Payment, options: { readonly acceptLost?: boolean } = {}): Promise<Payment> {
     assert(payment.state === 'CONFIRMING', `confirm from ${payment.state}`);
     const transferId = transferIdOf(payment);
     let status;
@@ -75,13 +79,38 @@ export class OutgoingSettlement {
         return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState: 'COMPLETED' });
       case 'ABORTED':
         return this.startRefund(payment, 'switch reports ABORTED', 'switch reports the transfer aborted', 'ABORTED');
+      case 'WAITING_FOR_QUOTE_ACCEPTANCE':
+        if (options.acceptLost === true) return this.withdraw(payment);
+        return this.recordFailure(payment, new Error(`switch gives no final state (${status.currentState})`));
       case 'UNKNOWN':
       case 'ERROR_OCCURRED':
       case 'WAITING_FOR_PARTY_ACCEPTANCE':
-      case 'WAITING_FOR_QUOTE_ACCEPTANCE':
       case 'WAITING_FOR_CONVERSION_ACCEPTANCE':
         return this.recordFailure(payment, new Error(`switch gives no final state (${status.currentState})`));
     }
+  }
+
+  /**
+   * CONFIRMING, the accept lost: tells the switch `acceptQuote: false` rather than accepting a
+   * second time (a second accept that meets a first one still in progress fails, and that failure
+   * must not refund a transfer that then completes). Only the switch's explicit answer decides:
+   * ABORTED refunds the customer, COMPLETED completes, anything else (an error, a timeout, a
+   * transfer still in progress) leaves the payment CONFIRMING, asked again with backoff.
+   */
+  private async withdraw(payment: Payment): Promise<Payment> {
+    const transferId = transferIdOf(payment);
+    this.logger.warn({ transferId, homeTransactionId: payment.homeTransactionId }, 'switch never received the accept; withdrawing the quote');
+    const answer = await this.switchConnector.continueTransfer(transferId, { acceptQuote: false });
+    if (answer.outcome === 'answered') {
+      const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
+      if (switchState === 'ABORTED') {
+        return this.startRefund(payment, 'the accept never reached it; quote withdrawn', 'accept lost; the switch aborted the transfer on acceptQuote false', 'ABORTED');
+      }
+      if (switchState === 'COMPLETED') return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState });
+      return this.recordFailure(payment, new Error(`withdrawal of the lost accept answered ${switchState}`));
+    }
+    const detail = answer.outcome === 'failed' ? `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}` : answer.reason;
+    return this.recordFailure(payment, new Error(`withdrawal of the lost accept not confirmed (${detail})`));
   }
 
   /** REFUNDING -> REFUNDED: pays the customer back through the institution, once per transferId. */

@@ -11,6 +11,8 @@ import { AssertionFailed } from './errors.js';
  *       |--switch failed (error body, ERROR_OCCURRED)--> REFUNDING --refund ok--> REFUNDED
  *       '--timeout, 504: outcome unknown--> CONFIRMING --switch COMPLETED--> COMPLETED
  *                                               '--switch ABORTED--> REFUNDING
+ *   (CONFIRMING whose switch still waits for the acceptance after the switch's time limit: the
+ *   accept was lost, the quote is withdrawn with acceptQuote false; the switch's ABORTED refunds.)
  *
  * COLLECTING, ACCEPTING, CONFIRMING and REFUNDING are durable intents: the recovery worker
  * finishes them after a crash or an outage. A collection that fails or is refused, and a

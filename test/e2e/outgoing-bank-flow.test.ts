@@ -263,6 +263,55 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 
+  it('an accept that never reached the switch (it still waits after its time limit) is withdrawn with acceptQuote false; ABORTED refunds once', async () => {
+    h = await startHarness();
+    const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
+    expect(accepted.status).toBe(504);
+    const puts = (): unknown[] => h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
+    // Within the switch's limit (SDK_TRANSFER_TIMEOUT_MS 1500 + 5 s) the waiting state is only asked about again.
+    h.clock.advance(6_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect(puts()).toEqual([{ acceptQuote: true }]);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    // Past it (and the backoff), the switch still waiting means the accept was lost: withdrawn, not sent a second time.
+    h.clock.advance(2_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(puts()).toEqual([{ acceptQuote: true }, { acceptQuote: false }]);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'REFUNDED',
+      switchState: 'ABORTED',
+      needsAttention: false,
+      error: {
+        statusCode: '2001',
+        name: 'SdkClientError',
+        message: 'Switch connector request failed: the switch did not complete the transfer (the accept never reached it; quote withdrawn); the customer is refunded',
+      },
+    });
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(puts()).toHaveLength(2);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('a withdrawal the switch does not confirm refunds nothing: the payment stays CONFIRMING until the switch says', async () => {
+    h = await startHarness();
+    const { transferId } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE', decline: { status: 500 } });
+    h.clock.advance(7_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'CONFIRMING',
+      lastError: 'withdrawal of the lost accept not confirmed (HTTP 500, statusCode 5000)',
+    });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    // The first accept turns out to have gone through after all: completed, never refunded.
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'COMPLETED' } });
+    h.clock.advance(10_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', switchState: 'COMPLETED' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+  });
+
   it('a refund that keeps failing stays pending, is retried with capped backoff, flagged for manual action, and lands once', async () => {
     let faulty: FaultyCoreBanking | undefined;
     h = await startHarness({

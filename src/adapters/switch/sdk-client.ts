@@ -112,6 +112,8 @@ export class SdkClient implements SwitchConnector {
  * with COMMITTED) and ABORTED (or the hub saying it never saw the transfer, 3208). Anything
  * else, including ERROR_OCCURRED for other reasons, leaves the outcome unknown.
  */
+const WAITING_STATES = ['WAITING_FOR_PARTY_ACCEPTANCE', 'WAITING_FOR_QUOTE_ACCEPTANCE', 'WAITING_FOR_CONVERSION_ACCEPTANCE'] as const;
+
 export function transferStatusOf(body: unknown): SwitchTransferStatus['currentState'] {
   if (!isObject(body)) return 'UNKNOWN';
   const fulfilState = pick(body, ['fulfil', 'body', 'transferState']);
@@ -119,7 +121,10 @@ export function transferStatusOf(body: unknown): SwitchTransferStatus['currentSt
   if (body['currentState'] === 'ABORTED' || fulfilState === 'ABORTED') return 'ABORTED';
   const errorCode = pick(body, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
   if (body['currentState'] === 'ERROR_OCCURRED' && errorCode === '3208') return 'ABORTED';
-  return 'UNKNOWN';
+  // Still waiting for an acceptance: reported as such (for an outgoing payment whose accept was
+  // lost, this is what tells the connector to withdraw the quote). Never a final state.
+  const waiting = WAITING_STATES.find((state) => state === body['currentState']);
+  return waiting ?? 'UNKNOWN';
 }
 
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */

@@ -131,7 +131,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
     }
     stopping = true;
     await Promise.all([...workers, ...channels]);
-    outgoing.expireUnaccepted();
+    // A payment whose accept a kill cut off before it reached the switch is left to the
+    // connector: once the switch's time limit has passed it withdraws the quote and refunds.
     await waitForRecovery(database, options.drainDeadlineMs, child);
     const replay = await replayEverything(driver);
     await child.stop();

@@ -119,20 +119,6 @@ export class OutgoingDriver {
     }
   }
 
-  /**
-   * The hub's side once the channel is done: a transfer whose accept never reached the switch
-   * (the connector crashed between deciding to accept and sending it) cannot complete any more
-   * once its quote has expired, so the switch reports it aborted. The connector, which cannot
-   * know whether its accept arrived, asks until the switch says so, then refunds.
-   */
-  expireUnaccepted(): void {
-    for (const plan of this.payments) {
-      const entry = this.options.fakeSwitch.transferOf(plan.homeTransactionId);
-      if (entry === undefined || entry.state !== 'WAITING_FOR_QUOTE_ACCEPTANCE') continue;
-      this.options.fakeSwitch.setTransferStatus(entry.transferId, { status: 200, body: { transferId: entry.transferId, currentState: 'ABORTED' } });
-    }
-  }
-
   async send(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Answer | undefined> {
     const target = this.options.target();
     if (target === undefined) throw new Error('no outgoing target');

@@ -9,8 +9,9 @@ import type { Fault, FaultTarget } from './fixture-server.js';
  * The contract every core-banking adapter passes: one suite, run once per adapter against its
  * fixture institution. It checks what the port promises (src/ports/core-banking.ts) with exact
  * values read back from the fixture's books, including that money is conserved after every
- * test. Cases that depend on a capability are skipped by that capability, with the reason in
- * the test's title, never silently.
+ * test. Cases that depend on a capability are registered only for adapters that declare it (the
+ * suite's title names the capabilities), so nothing is ever skipped: a case either runs or does
+ * not apply.
  */
 
 /**
@@ -84,7 +85,9 @@ const REF = {
 } as const;
 
 export function runCoreBankingContract(subject: ContractSubject): void {
-  describe(`${subject.name}: core-banking contract`, () => {
+  const { outgoingFlow, nativeHolds } = subject.capabilities;
+  const traits = [`${outgoingFlow} flow`, nativeHolds ? 'native holds' : 'float check', subject.wire ? 'wire faults' : 'no wire'];
+  describe(`${subject.name}: core-banking contract (${traits.join(', ')})`, () => {
     const state: ContractState = { harness: undefined, seedTotal: SEED_TOTAL };
     const harness = (): ContractHarness => {
       if (state.harness === undefined) throw new Error('contract: no harness');
@@ -114,12 +117,14 @@ export function runCoreBankingContract(subject: ContractSubject): void {
       }
     });
 
-    const capable = (condition: boolean, reason: string) => (title: string, body: () => Promise<void>) =>
-      it.skipIf(!condition)(condition ? title : `${title} (skipped: ${reason})`, body);
-    const onWire = capable(subject.wire, 'no wire to inject faults on');
-    const withHolds = capable(subject.capabilities.nativeHolds, 'nativeHolds is false: a reservation is a float check');
-    const withoutHolds = capable(!subject.capabilities.nativeHolds, 'nativeHolds is true');
-    const collecting = capable(subject.capabilities.outgoingFlow === 'mobile-operator', 'bank flow: the channel debits the customer, collect is not used');
+    // A case that needs a capability the adapter does not declare is not registered at all.
+    const capable = (condition: boolean) => (title: string, body: () => Promise<void>) => {
+      if (condition) it(title, body);
+    };
+    const onWire = capable(subject.wire);
+    const withHolds = capable(nativeHolds);
+    const withoutHolds = capable(!nativeHolds);
+    const collecting = capable(outgoingFlow === 'mobile-operator');
 
     it('declares its name and capabilities', async () => {
       expect(bank().name).toBe(subject.name);
@@ -130,7 +135,7 @@ export function runCoreBankingContract(subject: ContractSubject): void {
     describeLookups(subject, bank, books, onWire, faults);
     describeReservations(bank, books, withHolds, withoutHolds);
     describeReservationEdges(bank, books, state, subject);
-    const onWireWithHolds = capable(subject.wire && subject.capabilities.nativeHolds, 'needs a wire and native holds (reserve writes nothing otherwise)');
+    const onWireWithHolds = capable(subject.wire && nativeHolds);
     describeFaultsOnMoney(bank, books, onWire, onWireWithHolds, faults);
     describeCustomerDebits(subject, bank, books, collecting);
   });
