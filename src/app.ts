@@ -140,6 +140,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     channelApiKey: config.outgoing.channelApiKey,
     callbackSecret: config.outgoing.callbackSecret,
     callbackSecretHeader: config.outgoing.callbackSecretHeader,
+    callbackAuth: config.outgoing.callbackAuth,
   });
 
   return {

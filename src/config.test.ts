@@ -119,6 +119,7 @@ describe('outgoing settings', () => {
       channelApiKey: 'demo-channel-key-change-me',
       callbackSecret: 'demo-callback-secret-change-me',
       callbackSecretHeader: 'x-callback-secret',
+      callbackAuth: 'secret',
       demoCredentials: true,
       transferTimeoutMs: 100_000,
       callbackWaitMs: 300_000,
@@ -132,6 +133,7 @@ describe('outgoing settings', () => {
       OUTGOING_API_KEY: 'channel-key-0123456789',
       CALLBACK_SECRET: 'callback-secret-0123456789',
       CALLBACK_SECRET_HEADER: 'X-Provider-Signature',
+      CALLBACK_AUTH: 'confirm',
       SDK_TRANSFER_TIMEOUT_MS: '120000',
       CALLBACK_WAIT_MS: '90000',
       OUTGOING_BIRTH_KEYS: 'both',
@@ -141,12 +143,29 @@ describe('outgoing settings', () => {
       channelApiKey: 'channel-key-0123456789',
       callbackSecret: 'callback-secret-0123456789',
       callbackSecretHeader: 'x-provider-signature',
+      callbackAuth: 'confirm',
       demoCredentials: false,
       transferTimeoutMs: 120_000,
       callbackWaitMs: 90_000,
       birthKeys: 'both',
       sandboxFlow: 'mobile-operator',
     });
+  });
+
+  it('confirm callbacks without the secret with the operator by default when the institution is Airtel', () => {
+    const airtel = { CBS_ADAPTER: 'airtel', AIRTEL_BASE_URL: 'http://127.0.0.1:9', AIRTEL_CLIENT_ID: 'client', AIRTEL_CLIENT_SECRET: 'client-secret', AIRTEL_COUNTRY: 'ZM', AIRTEL_CURRENCY: 'ZMW', AIRTEL_PIN_ENCRYPTED: 'ZW5jcnlwdGVkLXBpbg==' };
+    expect(loadConfig(airtel).outgoing.callbackAuth).toBe('confirm');
+    expect(loadConfig({ ...airtel, CALLBACK_AUTH: 'secret' }).outgoing.callbackAuth).toBe('secret');
+  });
+
+  it('refuse Airtel wallets in another currency than the scheme\'s', () => {
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ CBS_ADAPTER: 'airtel', AIRTEL_BASE_URL: 'http://127.0.0.1:9', AIRTEL_CLIENT_ID: 'client', AIRTEL_CLIENT_SECRET: 'client-secret', AIRTEL_COUNTRY: 'ZM', AIRTEL_CURRENCY: 'KES', AIRTEL_PIN_ENCRYPTED: 'ZW5jcnlwdGVkLXBpbg==', X_CURRENCY: 'ZMW' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual(['AIRTEL_CURRENCY: "KES" differs from X_CURRENCY "ZMW"; the wallets must hold the scheme currency']);
   });
 
   it('list every problem with them, without printing a secret', () => {
@@ -156,6 +175,7 @@ describe('outgoing settings', () => {
         OUTGOING_API_KEY: 'short',
         CALLBACK_SECRET: 'short',
         CALLBACK_SECRET_HEADER: 'x-api-key',
+        CALLBACK_AUTH: 'trust',
         SDK_TRANSFER_TIMEOUT_MS: '10',
         OUTGOING_BIRTH_KEYS: 'all',
         SANDBOX_OUTGOING_FLOW: 'wallet',
@@ -168,6 +188,7 @@ describe('outgoing settings', () => {
       'CALLBACK_SECRET: must be at least 16 characters',
       'OUTGOING_API_KEY and CALLBACK_SECRET: must differ',
       "CALLBACK_SECRET_HEADER: must differ from the channel's x-api-key",
+      'CALLBACK_AUTH: "trust" is not one of secret, confirm',
       'SDK_TRANSFER_TIMEOUT_MS: "10" is not a whole number from 1000 to 600000',
       'OUTGOING_BIRTH_KEYS: "all" is not one of spec, iso-exact, both',
       'SANDBOX_OUTGOING_FLOW: "wallet" is not one of bank, mobile-operator',

@@ -69,6 +69,13 @@ export interface OutgoingConfig {
   /** The institution's payment provider's secret on PUT /callback, sent in callbackSecretHeader. */
   readonly callbackSecret: string;
   readonly callbackSecretHeader: string;
+  /**
+   * What a PUT /callback without the secret header is: `secret`, refused (401); `confirm`, never
+   * trusted but taken as a hint: the institution is asked for the debit's status at once and the
+   * payment proceeds on that answer (for providers that cannot send our header, e.g. Airtel).
+   * A wrong secret is always refused.
+   */
+  readonly callbackAuth: 'secret' | 'confirm';
   /** True when either credential is the documented demo value (a warning is logged at start-up). */
   readonly demoCredentials: boolean;
   /** Timeout of the switch connector's blocking POST and PUT /transfers (at least 95 s in production). */
@@ -164,16 +171,21 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
     },
     faults: readFaultSettings(env, problems),
-    outgoing: readOutgoing(read, problems),
+    outgoing: readOutgoing(read, read.string('CBS_ADAPTER', 'sandbox'), problems),
   };
   if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
     problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
+  }
+  const institution = config.coreBanking;
+  if (institution.adapter === 'airtel' && institution.settings.currency !== currency) {
+    // The wallets hold one currency: every amount the switch sends would be declined at runtime.
+    problems.push(`AIRTEL_CURRENCY: "${institution.settings.currency}" differs from X_CURRENCY "${currency}"; the wallets must hold the scheme currency`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
 
-function readOutgoing(read: Reader, problems: string[]): OutgoingConfig {
+function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): OutgoingConfig {
   const channelApiKey = read.string('OUTGOING_API_KEY', DEMO_CHANNEL_API_KEY);
   const callbackSecret = read.string('CALLBACK_SECRET', DEMO_CALLBACK_SECRET);
   for (const [name, value] of [['OUTGOING_API_KEY', channelApiKey], ['CALLBACK_SECRET', callbackSecret]] as const) {
@@ -183,10 +195,13 @@ function readOutgoing(read: Reader, problems: string[]): OutgoingConfig {
   const callbackSecretHeader = read.string('CALLBACK_SECRET_HEADER', 'x-callback-secret').toLowerCase();
   if (!/^[a-z0-9-]{1,64}$/.test(callbackSecretHeader)) problems.push(`CALLBACK_SECRET_HEADER: "${callbackSecretHeader}" is not a header name`);
   if (callbackSecretHeader === 'x-api-key') problems.push('CALLBACK_SECRET_HEADER: must differ from the channel\'s x-api-key');
+  // Airtel posts its callback with no header of ours: by default it is confirmed with the operator.
+  const callbackAuth = read.oneOf('CALLBACK_AUTH', ['secret', 'confirm'] as const, cbsAdapter === 'airtel' ? 'confirm' : 'secret');
   return {
     channelApiKey,
     callbackSecret,
     callbackSecretHeader,
+    callbackAuth,
     demoCredentials: channelApiKey === DEMO_CHANNEL_API_KEY || callbackSecret === DEMO_CALLBACK_SECRET,
     transferTimeoutMs: read.integer('SDK_TRANSFER_TIMEOUT_MS', 100_000, 1000, 600_000),
     callbackWaitMs: read.integer('CALLBACK_WAIT_MS', 300_000, 1000, 86_400_000),

@@ -258,7 +258,7 @@ export class OutgoingPayments {
    * TS -> the switch is told to proceed; any other code -> the switch is told false. A repeated
    * or late callback changes nothing.
    */
-  async callback(body: CallbackBody): Promise<void> {
+  async callback(body: CallbackBody, origin: { readonly authenticated: boolean } = { authenticated: true }): Promise<void> {
     const { id, status_code: code } = body.transaction;
     const found = await this.deps.store.findByTransferId(id);
     if (found === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment with transferId ${id}`);
@@ -269,9 +269,29 @@ export class OutgoingPayments {
       const payment = await this.deps.settlement.reread(found.homeTransactionId);
       if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
       if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
+      if (!origin.authenticated) return this.#confirmCallback(payment, code);
       this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
       await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
     });
+  }
+
+  /**
+   * A callback without our secret (CALLBACK_AUTH=confirm) is a hint, never evidence: the
+   * institution is asked for the debit's status at once and only its answer moves the payment.
+   * A pending or unknown answer changes nothing; the recovery worker asks again later.
+   */
+  async #confirmCallback(payment: Payment, code: string): Promise<void> {
+    const transferId = payment.transferId ?? '';
+    const status = await this.deps.coreBanking.transactionStatus(transferId);
+    const bindings = { transferId, state: payment.state, code, institutionStatus: status };
+    const claimed = code === 'TS' ? 'succeeded' : 'failed';
+    if (status !== 'succeeded' && status !== 'failed') {
+      this.deps.logger.info(bindings, 'unauthenticated callback: the institution has no final status yet; nothing changes');
+      return;
+    }
+    if (status !== claimed) this.deps.logger.warn(bindings, 'unauthenticated callback contradicts the institution; the institution decides');
+    else this.deps.logger.info(bindings, 'unauthenticated callback confirmed by the institution');
+    await this.deps.settlement.applyDebitStatus(payment, status, { callbackCode: code });
   }
 
   #ignoreCallback(payment: Payment, code: string): void {

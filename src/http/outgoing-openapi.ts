@@ -13,6 +13,7 @@ type JsonSchema = Record<string, unknown>;
 
 export interface OpenApiOptions {
   readonly callbackSecretHeader: string;
+  readonly callbackAuth: 'secret' | 'confirm';
 }
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
@@ -75,6 +76,17 @@ function status(summary: string): JsonSchema {
 
 /** The OpenAPI 3.0 document of the outgoing-payments server, served at GET /openapi.json. */
 export function outgoingOpenApi(options: OpenApiOptions): JsonSchema {
+  const callbackOperation = {
+    summary: "The institution's payment provider reports the customer's debit",
+    description:
+      'transaction.status_code TS: the switch is told to proceed; any other code: it is told to abort. A repeated callback changes nothing.' +
+      (options.callbackAuth === 'confirm'
+        ? ' Without the secret header the body is only a hint: the institution is asked for the debit\'s status and its answer decides (CALLBACK_AUTH=confirm).'
+        : ''),
+    security: options.callbackAuth === 'confirm' ? [{ callbackSecret: [] }, {}] : [{ callbackSecret: [] }],
+    requestBody: { required: true, ...json(ref('Callback')) },
+    responses: { '200': { description: 'Received', ...json({ type: 'object' }) }, ...errors(400, 401, 404, 409) },
+  };
   return {
     openapi: '3.0.3',
     info: {
@@ -96,15 +108,7 @@ export function outgoingOpenApi(options: OpenApiOptions): JsonSchema {
           responses: { '200': { description: 'Oldest first', ...json({ type: 'array', items: ref('PaymentStatus') }) }, ...errors(401) },
         },
       },
-      '/callback': {
-        put: {
-          summary: "The institution's payment provider reports the customer's debit",
-          description: 'transaction.status_code TS: the switch is told to proceed; any other code: it is told to abort. A repeated callback changes nothing.',
-          security: [{ callbackSecret: [] }],
-          requestBody: { required: true, ...json(ref('Callback')) },
-          responses: { '200': { description: 'Received', ...json({ type: 'object' }) }, ...errors(400, 401, 404, 409) },
-        },
-      },
+      '/callback': { put: callbackOperation, post: { ...callbackOperation, summary: 'The same as PUT /callback, for providers that POST' } },
       '/health': { get: { summary: 'Store and institution reachable', responses: { '200': { description: 'Healthy' }, '503': { description: 'Unhealthy' } } } },
     },
     components: {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingPayments } from '../aggregate/outgoing-payments.js';
 import type { AcceptResult, CallbackBody, SendMoneyRequest } from '../aggregate/outgoing-types.js';
 import type { PaymentKind } from '../ports/outgoing-store.js';
@@ -15,7 +15,12 @@ export interface OutgoingServerOptions extends ServerOptions {
   /** Sent by the institution's payment provider on PUT /callback, in `callbackSecretHeader`. */
   readonly callbackSecret: string;
   readonly callbackSecretHeader: string;
+  /** `confirm`: a callback without the header is accepted as a hint and confirmed with the institution. */
+  readonly callbackAuth: 'secret' | 'confirm';
 }
+
+/** A callback body is a few hundred bytes; an unauthenticated caller may not make us read more. */
+const CALLBACK_BODY_LIMIT = 16_384;
 
 interface TransferParams {
   transferId: string;
@@ -29,7 +34,7 @@ interface TransferParams {
 export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCheck, options: OutgoingServerOptions): FastifyInstance {
   const server = createServer(options);
   registerHealth(server, health);
-  const document = outgoingOpenApi({ callbackSecretHeader: options.callbackSecretHeader });
+  const document = outgoingOpenApi({ callbackSecretHeader: options.callbackSecretHeader, callbackAuth: options.callbackAuth });
   server.get('/openapi.json', async () => document);
 
   const channel = requireSecret('x-api-key', options.channelApiKey);
@@ -54,11 +59,27 @@ export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCh
   }
   server.get('/payments/needing-attention', { onRequest: channel }, () => outgoing.needingAttention(100));
 
-  const callback = { onRequest: requireSecret(options.callbackSecretHeader, options.callbackSecret), schema: { body: callbackSchema } };
-  server.put<{ Body: CallbackBody }>('/callback', callback, async (request) => {
-    await outgoing.callback(request.body);
-    return {};
-  });
+  // Requests that presented the right secret; the others reach the handler only with CALLBACK_AUTH=confirm.
+  const authenticated = new WeakSet<FastifyRequest>();
+  const callbackSecret = requireSecret(options.callbackSecretHeader, options.callbackSecret);
+  const callbackAccess = async (request: FastifyRequest): Promise<void> => {
+    if (options.callbackAuth === 'confirm' && request.headers[options.callbackSecretHeader] === undefined) return;
+    await callbackSecret(request);
+    authenticated.add(request);
+  };
+  const callback = { onRequest: callbackAccess, bodyLimit: CALLBACK_BODY_LIMIT, schema: { body: callbackSchema } };
+  // PUT as the spec names it; POST too, since that is how some providers (Airtel among them) call.
+  for (const method of ['PUT', 'POST'] as const) {
+    server.route<{ Body: CallbackBody }>({
+      method,
+      url: '/callback',
+      ...callback,
+      handler: async (request) => {
+        await outgoing.callback(request.body, { authenticated: authenticated.has(request) });
+        return {};
+      },
+    });
+  }
   return server;
 }
 

@@ -264,3 +264,77 @@ describe.each([AIRTEL, REST_MOBILE])('outgoing payments, mobile-operator flow, t
     expect(figures(r.fixture)).toEqual(DEBITED);
   });
 });
+
+describe('outgoing payments through CBS_ADAPTER=airtel: Airtel\'s own callback, which carries no secret of ours (CALLBACK_AUTH=confirm, its default)', () => {
+  const env = { CALLBACK_WAIT_MS: '60000' };
+
+  /** The body Airtel posts (POST) to the registered callback URL, with no header of ours. */
+  function airtelCallback(r: AdapterRun, transferId: string, code: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+    const body = { transaction: { id: transferId, message: code === 'TS' ? 'Paid' : 'Declined', status_code: code, airtel_money_id: 'MP261123.1000.A00001' } };
+    return r.h.callOutgoing('POST', '/callback', body, headers);
+  }
+
+  async function prompted(r: AdapterRun): Promise<string> {
+    const { transferId } = await quoted(r);
+    expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+    return transferId;
+  }
+
+  function enquiries(r: AdapterRun, transferId: string, from: number): number {
+    return r.fixture.requests.slice(from).filter((request) => request.method === 'GET' && request.path === `/standard/v1/payments/${transferId}`).length;
+  }
+
+  it('is confirmed with Airtel at once: the approved payment completes without waiting CALLBACK_WAIT_MS, once', async () => {
+    const r = await start(AIRTEL, env);
+    const transferId = await prompted(r);
+    r.fixture.approveCollection(transferId);
+    const mark = r.fixture.requests.length;
+    expect(await airtelCallback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(enquiries(r, transferId, mark)).toBe(1);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS' });
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    // Airtel repeating itself asks nobody and changes nothing.
+    const again = r.fixture.requests.length;
+    expect(await airtelCallback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(r.fixture.requests.length).toBe(again);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('claiming success for a prompt the payer has not answered changes nothing: the body is a hint, Airtel decides', async () => {
+    const r = await start(AIRTEL, env);
+    const transferId = await prompted(r);
+    expect(await airtelCallback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'AWAITING_DEBIT', callbackCode: null });
+    expect(switchPuts(r)).toEqual([]);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it('claiming success for a declined prompt: Airtel says failed, the payment is aborted and the switch told false', async () => {
+    const r = await start(AIRTEL, env);
+    const transferId = await prompted(r);
+    r.fixture.rejectCollection(transferId);
+    expect(await airtelCallback(r, transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'ABORTED', callbackCode: 'TS', error: { name: 'PayerRejected' } });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: false }]);
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it('a wrong secret is still refused; with CALLBACK_AUTH=secret a callback without one is refused too', async () => {
+    const r = await start(AIRTEL, env);
+    const transferId = await prompted(r);
+    r.fixture.approveCollection(transferId);
+    const refused = { status: 401, body: { statusCode: '3000', message: 'Unauthorized: missing or wrong x-callback-secret header' } };
+    expect(await airtelCallback(r, transferId, 'TS', callbackHeaders('not-the-callback-secret'))).toEqual(refused);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'AWAITING_DEBIT' });
+    await r.close();
+    run = undefined;
+
+    const strict = await start(AIRTEL, { ...env, CALLBACK_AUTH: 'secret' });
+    const other = await prompted(strict);
+    strict.fixture.approveCollection(other);
+    expect(await airtelCallback(strict, other, 'TS')).toEqual(refused);
+    expect(await airtelCallback(strict, other, 'TS', callbackHeaders(TEST_CALLBACK_SECRET))).toEqual({ status: 200, body: {} });
+    expect(await statusOf(strict, other)).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS' });
+  });
+});
