@@ -32,6 +32,7 @@ import { SqlOutgoingStore } from './adapters/store/outgoing-store.js';
 import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
 import { buildOutgoingServer } from './http/outgoing-server.js';
 import type { HealthCheck } from './http/health.js';
+import { handlersSettled } from './http/server-common.js';
 
 /** Replaceable parts, for tests and the benchmark. */
 export interface AppOverrides {
@@ -171,9 +172,11 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     async stop() {
       await loop.stop();
       await outgoingLoop.stop();
-      await outgoingServer.close();
+      // No new requests; then the handlers still running (also those whose client hung up)
+      // finish their writes before anything they use is closed.
+      await Promise.all([outgoingServer.close(), incomingServer.close()]);
+      await Promise.all([handlersSettled(outgoingServer), handlersSettled(incomingServer)]);
       await outgoing.idle();
-      await incomingServer.close();
       await sdkClient.close();
       await coreBanking.close?.();
       await database.close();

@@ -26,6 +26,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
   });
 
+  trackHandlers(server);
+
   server.setErrorHandler((error: FastifyError, request, reply) => {
     const converted = convertFastifyError(error);
     const mapped = mapError(converted);
@@ -55,6 +57,39 @@ export function createServer(options: ServerOptions): FastifyInstance {
     done();
   });
   return server;
+}
+
+/** Route handlers still running, by server: a client that hangs up does not stop its handler. */
+const runningHandlers = new WeakMap<FastifyInstance, Set<Promise<unknown>>>();
+
+/**
+ * Wraps every route handler registered from now on so that its work is counted until it ends,
+ * whether or not its client is still connected: closing the server only waits for connections.
+ */
+function trackHandlers(server: FastifyInstance): void {
+  const running = new Set<Promise<unknown>>();
+  runningHandlers.set(server, running);
+  server.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = function tracked(this: FastifyInstance, request, reply) {
+      const work = Promise.resolve().then(() => handler.call(this, request, reply));
+      running.add(work);
+      const forget = (): void => {
+        running.delete(work);
+      };
+      work.then(forget, forget);
+      return work;
+    };
+  });
+}
+
+/**
+ * Resolves once no route handler of `server` is running, including handlers whose clients
+ * hung up. Call after server.close(), before closing what the handlers use (the database).
+ */
+export async function handlersSettled(server: FastifyInstance): Promise<void> {
+  const running = runningHandlers.get(server);
+  while (running !== undefined && running.size > 0) await Promise.allSettled([...running]);
 }
 
 /** Fastify's own errors (validation, JSON syntax, size) become catalogue errors. */

@@ -1,5 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
@@ -67,6 +70,50 @@ describe('recovery', () => {
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect(await balances(h)).toEqual(before);
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).body).toMatchObject({ statusCode: '5104' });
+  });
+
+  it('a stop waits for a notification still being handled after the switch hung up: the credit lands before the database closes', async () => {
+    const fakeSwitch = await startFakeSwitch();
+    cleanups.push(() => fakeSwitch.close());
+    const clock = new ManualClock();
+    // The institution takes 800 ms to credit; the switch connector gives up after 200 ms.
+    const slowCommit = (inner: CoreBanking): CoreBanking => ({
+      name: inner.name,
+      capabilities: inner.capabilities,
+      lookupParty: (id) => inner.lookupParty(id),
+      reserve: (reservation) => inner.reserve(reservation),
+      commit: async (commit) => {
+        await sleep(800);
+        await inner.commit(commit);
+      },
+      release: (reference) => inner.release(reference),
+      collect: (collection) => inner.collect(collection),
+      refund: (refund) => inner.refund(refund),
+      transactionStatus: (reference) => inner.transactionStatus(reference),
+      health: () => inner.health(),
+    });
+    const first = await startHarness({ fakeSwitch, clock, overrides: { wrapCoreBanking: slowCommit } });
+    const before = await balances(first);
+    const { transferId, payeeAccount } = await reserve(first, '100');
+    const abandoned = request(`${first.incomingUrl}/transfers/${transferId}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(notification('COMPLETED')),
+      signal: AbortSignal.timeout(200),
+    });
+    await expect(abandoned).rejects.toThrow();
+    await first.stop();
+
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
+    cleanups.push(async () => {
+      await second.close();
+      await first.close();
+    });
+    // Finished by the first process during its stop, with no recovery pass in between.
+    expect((await second.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
+    const after = await balances(second);
+    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n));
+    expect(after.float.held).toBe('0');
   });
 
   it('after a restart between reservation and notification, the worker asks the switch and commits', async () => {

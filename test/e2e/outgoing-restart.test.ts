@@ -1,9 +1,10 @@
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import type { OutgoingState } from '../../src/domain/outgoing-payment.js';
 import { requestHash } from '../../src/domain/request-hash.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
-import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';
+import { ManualClock, TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness } from '../support/sandbox-harness.js';
 
@@ -101,6 +102,33 @@ describe('outgoing payments survive a restart', () => {
     expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
     expect((await balances(second)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
     expect((await second.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED' });
+  });
+
+  it('a stop waits for a request still running after its client hung up: its writes land before the database closes', async () => {
+    const { first, restart, fakeSwitch } = await restartable();
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    fakeSwitch.script(home, { accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
+    const transferId = String((await initiate(first, body))['transferId']);
+    await channelDebit(first, home, '100');
+    // The channel gives up on the accept long before the switch's time limit (1.5 s here).
+    const abandoned = request(`${first.outgoingUrl}/send-money/${transferId}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-api-key': TEST_CHANNEL_API_KEY },
+      body: JSON.stringify({ acceptQuote: true }),
+      signal: AbortSignal.timeout(200),
+    });
+    await expect(abandoned).rejects.toThrow();
+    const second = await restart();
+    // The accept's handler ran to its end during the stop: the timeout moved the payment on and
+    // the switch was asked once, rather than the database closing under it in ACCEPTING.
+    expect((await second.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'CONFIRMING',
+      attempts: 1,
+      lastError: 'switch gives no final state (WAITING_FOR_QUOTE_ACCEPTANCE)',
+    });
+    expect(fakeSwitch.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([`/transfers/${transferId}`]);
+    expect((await balances(second)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
   });
 
   it('a refund pending at the restart is made by the worker afterwards', async () => {
