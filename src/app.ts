@@ -9,6 +9,7 @@ import { SqlInboundStore } from './adapters/store/inbound-store.js';
 import { openDatabase } from './adapters/store/open-database.js';
 import { createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
 import { withFaults } from './adapters/core-banking/fault-settings.js';
+import { atInstitutionBoundary } from './adapters/core-banking/institution-boundary.js';
 import type { SqlDatabase } from './adapters/store/sql-database.js';
 import { SdkClient } from './adapters/switch/sdk-client.js';
 import {
@@ -72,7 +73,9 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
   if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
   const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
-  const coreBanking = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
+  const wrapped = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
+  // The institution's own words stay in logs and records; callers get the catalogue text.
+  const coreBanking = atInstitutionBoundary(wrapped);
   const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs, transferTimeoutMs: config.outgoing.transferTimeoutMs });
   const switchConnector = overrides.switchConnector ?? sdkClient;
 

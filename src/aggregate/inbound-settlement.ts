@@ -38,7 +38,7 @@ export class InboundSettlement {
       if (isDecline(error)) {
         const rejected = await this.store.transitionTransfer(transfer.transferId, ['RECEIVED'], 'REJECTED', {
           errorName: error.errorName,
-          errorMessage: error.message,
+          errorMessage: error.publicMessage,
         });
         this.logger.info({ transferId: transfer.transferId, code: error.code }, 'reservation declined');
         if (rejected === undefined) return this.reread(transfer.transferId);

@@ -57,20 +57,42 @@ export function isErrorName(name: string): name is ErrorName {
   return Object.hasOwn(ERROR_CATALOGUE, name);
 }
 
-/** The one error type the connector throws on purpose. `message` is safe to show the caller. */
+/**
+ * The one error type the connector throws on purpose. `message` carries the detail, for logs and
+ * support staff; `publicMessage` is what callers (the switch, the customer channel) are told.
+ */
 export class ConnectorError extends Error {
   readonly errorName: ErrorName;
   readonly code: string;
   readonly category: ErrorCategory;
+  /** Raised by a core-banking adapter: its detail (the institution's codes, account references) stays inside. */
+  readonly fromInstitution: boolean;
 
-  constructor(errorName: ErrorName, detail?: string, options?: { cause?: unknown }) {
+  constructor(errorName: ErrorName, detail?: string, options?: { cause?: unknown; fromInstitution?: boolean }) {
     const entry = ERROR_CATALOGUE[errorName];
-    super(detail === undefined ? entry.text : `${entry.text}: ${detail}`, options);
+    super(detail === undefined ? entry.text : `${entry.text}: ${detail}`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ConnectorError';
     this.errorName = errorName;
     this.code = entry.code;
     this.category = entry.category;
+    this.fromInstitution = options?.fromInstitution ?? false;
   }
+
+  /** The catalogue text alone for an institution's error, the whole message for the connector's own. */
+  get publicMessage(): string {
+    return this.fromInstitution ? ERROR_CATALOGUE[this.errorName].text : this.message;
+  }
+}
+
+/**
+ * Marks an error thrown by a core-banking adapter as the institution's: same name, code and
+ * message, but answered to callers with the catalogue text only. Anything else passes through.
+ */
+export function asInstitutionError(error: unknown): unknown {
+  if (!(error instanceof ConnectorError) || error.fromInstitution) return error;
+  const marked = new ConnectorError(error.errorName, undefined, { cause: error, fromInstitution: true });
+  marked.message = error.message;
+  return marked;
 }
 
 export function isConnectorError(error: unknown, name?: ErrorName): error is ConnectorError {

@@ -27,11 +27,20 @@ export interface MappedError {
 
 const MESSAGE_MAX_LENGTH = 128;
 
-export function mapError(error: unknown): MappedError {
+export interface MapOptions {
+  /**
+   * True where the caller is outside the institution (the switch): an institution's error is
+   * answered with its catalogue text only. The institution's own channels get the detail.
+   */
+  readonly hideInstitutionDetail?: boolean;
+}
+
+export function mapError(error: unknown, options: MapOptions = {}): MappedError {
   if (isConnectorError(error)) {
+    const message = options.hideInstitutionDetail === true ? error.publicMessage : error.message;
     return {
       status: STATUS_BY_CATEGORY[error.category],
-      body: { statusCode: error.code, message: clip(error.message) },
+      body: { statusCode: error.code, message: clip(message) },
       unexpected: error.category === 'internal',
     };
   }

@@ -23,7 +23,7 @@ interface PartyParams {
  * against the published schemas before the aggregate sees them.
  */
 export function buildIncomingServer(incoming: IncomingPayments, health: HealthCheck, options: ServerOptions): FastifyInstance {
-  const server = createServer(options);
+  const server = createServer({ ...options, hideInstitutionDetail: true });
   registerHealth(server, health);
 
   const getParty = async (params: PartyParams) => incoming.getParty(params.idType, params.idValue, params.idSubValue);

@@ -8,6 +8,8 @@ export interface ServerOptions {
   readonly bodyLimitBytes: number;
   /** Names the server in log lines ("incoming", "outgoing"). */
   readonly name: string;
+  /** Answer institution errors with the catalogue text only (the switch-facing server). */
+  readonly hideInstitutionDetail?: boolean;
 }
 
 /**
@@ -30,9 +32,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   server.setErrorHandler((error: FastifyError, request, reply) => {
     const converted = convertFastifyError(error);
-    const mapped = mapError(converted);
+    const hide = options.hideInstitutionDetail === true;
+    const mapped = mapError(converted, { hideInstitutionDetail: hide });
     if (mapped.unexpected) {
       options.logger.fatal({ server: options.name, route: routeOf(request), err: error }, 'unexpected error');
+    } else if (hide && converted instanceof ConnectorError && converted.fromInstitution) {
+      // The caller got the catalogue text; the institution's own words are kept here.
+      options.logger.warn({ server: options.name, route: routeOf(request), code: converted.code, detail: converted.message, ...idsOf(request) }, 'institution error answered');
     }
     void reply.status(mapped.status).send(mapped.body);
   });
