@@ -163,6 +163,17 @@ describe('AirtelCoreBanking: money', () => {
   });
 });
 
+describe('AirtelCoreBanking: wallet states', () => {
+  it('a closed wallet is not found (Airtel\'s KYC has no "closed"); a blocked one reads as barred', async () => {
+    const closed = { idType: 'MSISDN', idValue: '260971000004', firstName: 'Mwape', lastName: 'Zulu', balance: '0', status: 'closed' } as const;
+    const blocked = { idType: 'MSISDN', idValue: '260971000005', firstName: 'Bupe', lastName: 'Tembo', balance: '0', status: 'blocked' } as const;
+    const { adapter } = await start({ accounts: [...CONTRACT_SEED.accounts, closed, blocked] });
+    await expectConnectorError(adapter.lookupParty({ idType: 'MSISDN', idValue: closed.idValue }), 'PartyNotFound');
+    expect(await adapter.lookupParty({ idType: 'MSISDN', idValue: blocked.idValue })).toMatchObject({ status: 'barred', firstName: 'Bupe', lastName: 'Tembo' });
+    expect(await adapter.lookupParty({ idType: 'MSISDN', idValue: PAYER.idValue })).toMatchObject({ status: 'active' });
+  });
+});
+
 describe('AirtelCoreBanking: answers it does not know', () => {
   /** A scripted Airtel: a token, then the given answer for each path. */
   async function scripted(answers: Record<string, FixtureReply>) {

@@ -164,7 +164,8 @@ class AirtelInstitution {
 
   kyc(msisdn: string): FixtureReply {
     const account = this.books.byAccountId(msisdn);
-    if (account?.seed === undefined) return envelope(404, false, undefined, 'ESB000008', 'User not found');
+    // A closed wallet is gone from Airtel's point of view: its KYC finds no user (never "active").
+    if (account?.seed === undefined || account.status === 'closed') return envelope(404, false, undefined, 'ESB000008', 'User not found');
     const data = {
       first_name: account.seed.firstName,
       last_name: account.seed.lastName,
