@@ -2,8 +2,8 @@ import { request as httpRequest } from 'undici';
 import { systemClock, type Clock } from '../../../ports/clock.js';
 import { JsonNumber } from '../contract/decimal-json.js';
 import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import type { FixtureInstitution } from '../contract/fixture-institution.js';
-import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
 import { isRecord } from '../contract/wire-reader.js';
 import { COLLECTION_CODES, DISBURSEMENT_CODES } from './airtel-wire.js';
 
@@ -57,31 +57,17 @@ interface Movement {
 
 export async function startAirtelFixture(options: AirtelFixtureOptions): Promise<AirtelFixture> {
   const state = new AirtelInstitution(options);
-  const server = await startFixtureServer({
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-    handle: (request) => state.handle(request),
+  const { institution, server } = await serveFixtureInstitution('airtel', state, {
+    host: options.host,
+    port: options.port,
     isWrite: (request) => request.method === 'POST' && request.path !== '/auth/oauth2/token',
-  });
-  const books = state.books;
-  return {
-    url: server.url,
-    requests: server.requests,
-    currency: books.currency,
     accountIdOf: (idValue) => state.account(idValue).accountId,
-    balanceOf: (idValue) => books.balanceOf(idValue),
-    floatBalance: () => books.format(books.float.balanceMinor),
-    floatAvailable: () => books.format(books.available(books.float)),
-    settlementBalance: () => books.format(books.float.balanceMinor),
-    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
-    total: () => books.total(),
-    seed: (accounts) => state.seed(accounts),
-    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
-    approveCollection: (reference) => state.settle(reference, true),
-    rejectCollection: (reference) => state.settle(reference, false),
+    settleCollection: (reference, approved) => state.settle(reference, approved),
+  });
+  return {
+    ...institution,
     tokenRequests: () => server.requests.filter((request) => request.path === '/auth/oauth2/token').length,
     revokeTokens: () => state.revokeTokens(),
-    close: () => server.close(),
   };
 }
 

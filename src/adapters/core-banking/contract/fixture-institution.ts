@@ -1,5 +1,5 @@
-import type { FixtureAccountSeed } from './fixture-books.js';
-import type { Fault, FaultTarget, RecordedRequest } from './fixture-server.js';
+import type { FixtureAccountSeed, FixtureBooks } from './fixture-books.js';
+import { startFixtureServer, type Fault, type FaultTarget, type FixtureReply, type FixtureRequest, type FixtureServer, type RecordedRequest } from './fixture-server.js';
 
 /**
  * What every fixture institution offers a test, whatever its wire format: start one with
@@ -32,4 +32,65 @@ export interface FixtureInstitution {
   /** The channel's own debit of a customer into the float (bank flow), outside the connector. */
   debitByChannel(reference: string, idValue: string, amount: string): void;
   close(): Promise<void>;
+}
+
+/** An institution's state behind its fixture server: its books and how it answers. */
+export interface FixtureState {
+  readonly books: FixtureBooks;
+  seed(accounts: readonly FixtureAccountSeed[]): void;
+  handle(request: FixtureRequest): FixtureReply | Promise<FixtureReply>;
+}
+
+export interface ServeOptions {
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+  /** Whether a request moves money, for faults aimed at the next write. */
+  readonly isWrite: (request: FixtureRequest) => boolean;
+  /** The institution's own reference for the account behind an identifier. */
+  readonly accountIdOf: (idValue: string) => string;
+  /** The customer answering a payment prompt; absent for institutions without prompts. */
+  readonly settleCollection?: (reference: string, approved: boolean) => void;
+  /** Appended to the server's address, for APIs under a base path. */
+  readonly basePath?: string;
+}
+
+/**
+ * Starts the fixture server for `state` and answers the FixtureInstitution every contract and
+ * end-to-end test reads: the float is where customer debits land and refunds come from.
+ */
+export async function serveFixtureInstitution(
+  name: string,
+  state: FixtureState,
+  options: ServeOptions,
+): Promise<{ institution: FixtureInstitution; server: FixtureServer }> {
+  const server = await startFixtureServer({
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.port === undefined ? {} : { port: options.port }),
+    handle: (request) => state.handle(request),
+    isWrite: options.isWrite,
+  });
+  const { books } = state;
+  const settle = options.settleCollection;
+  const prompt = (approved: boolean) => (reference: string): void => {
+    if (settle === undefined) throw new Error(`${name} fixture: ${name} has no payment prompts`);
+    settle(reference, approved);
+  };
+  const institution: FixtureInstitution = {
+    url: `${server.url}${options.basePath ?? ''}`,
+    requests: server.requests,
+    currency: books.currency,
+    accountIdOf: options.accountIdOf,
+    balanceOf: (idValue) => books.balanceOf(idValue),
+    floatBalance: () => books.format(books.float.balanceMinor),
+    floatAvailable: () => books.format(books.available(books.float)),
+    settlementBalance: () => books.format(books.float.balanceMinor),
+    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
+    total: () => books.total(),
+    seed: (accounts) => state.seed(accounts),
+    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
+    approveCollection: prompt(true),
+    rejectCollection: prompt(false),
+    close: () => server.close(),
+  };
+  return { institution, server };
 }

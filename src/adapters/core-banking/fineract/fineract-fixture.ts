@@ -1,7 +1,7 @@
 import { JsonNumber } from '../contract/decimal-json.js';
 import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import type { FixtureInstitution } from '../contract/fixture-institution.js';
-import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
 import { isRecord } from '../contract/wire-reader.js';
 import { FINERACT_TRANSACTION_TYPE } from './fineract-wire.js';
 
@@ -55,33 +55,14 @@ export interface FineractFixture extends FixtureInstitution {
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
   const state = new FineractInstitution(options);
-  const server = await startFixtureServer({
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-    handle: (request) => state.handle(request),
+  const { institution } = await serveFixtureInstitution('fineract', state, {
+    host: options.host,
+    port: options.port,
     isWrite: (request) => request.method === 'POST',
-  });
-  const books = state.books;
-  const notOffered = (): never => {
-    throw new Error('fineract fixture: Fineract has no payment prompts');
-  };
-  return {
-    url: `${server.url}${API_PREFIX}`,
-    requests: server.requests,
-    currency: books.currency,
     accountIdOf: (idValue) => state.savingsOf(idValue).id,
-    balanceOf: (idValue) => books.balanceOf(idValue),
-    floatBalance: () => books.format(books.float.balanceMinor),
-    floatAvailable: () => books.format(books.available(books.float)),
-    settlementBalance: () => books.format(books.float.balanceMinor),
-    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
-    total: () => books.total(),
-    seed: (accounts) => state.seed(accounts),
-    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
-    approveCollection: notOffered,
-    rejectCollection: notOffered,
-    close: () => server.close(),
-  };
+    basePath: API_PREFIX,
+  });
+  return institution;
 }
 
 class FineractInstitution {

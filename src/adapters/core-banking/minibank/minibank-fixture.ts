@@ -1,6 +1,6 @@
 import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import type { FixtureInstitution } from '../contract/fixture-institution.js';
-import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
 import { isRecord } from '../contract/wire-reader.js';
 import type { MiniBankCustomerState, MiniBankRefusal } from './minibank-wire.js';
 
@@ -23,33 +23,13 @@ interface Payment {
 
 export async function startMiniBankFixture(options: MiniBankFixtureOptions): Promise<FixtureInstitution> {
   const bank = new MiniBank(options);
-  const server = await startFixtureServer({
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-    handle: (request) => bank.handle(request),
+  const { institution } = await serveFixtureInstitution('minibank', bank, {
+    host: options.host,
+    port: options.port,
     isWrite: (request) => request.method === 'POST',
-  });
-  const books = bank.books;
-  const noPrompts = (): never => {
-    throw new Error('minibank fixture: MiniBank has no payment prompts');
-  };
-  return {
-    url: server.url,
-    requests: server.requests,
-    currency: books.currency,
     accountIdOf: (idValue) => bank.account(idValue).accountId,
-    balanceOf: (idValue) => books.balanceOf(idValue),
-    floatBalance: () => books.format(books.float.balanceMinor),
-    floatAvailable: () => books.format(books.available(books.float)),
-    settlementBalance: () => books.format(books.float.balanceMinor),
-    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
-    total: () => books.total(),
-    seed: (accounts) => bank.seed(accounts),
-    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
-    approveCollection: noPrompts,
-    rejectCollection: noPrompts,
-    close: () => server.close(),
-  };
+  });
+  return institution;
 }
 
 class MiniBank {

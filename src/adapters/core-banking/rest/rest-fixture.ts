@@ -1,7 +1,7 @@
 import { AMOUNT_PATTERN } from '../../../domain/money.js';
 import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureSeed } from '../contract/fixture-books.js';
-import type { FixtureInstitution } from '../contract/fixture-institution.js';
-import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
 import { isRecord } from '../contract/wire-reader.js';
 import type { RestAccountStatus, RestErrorCode, RestParty, RestReservationState } from './rest-wire.js';
 
@@ -38,30 +38,14 @@ const REFERENCE = /^[0-9A-Za-z][0-9A-Za-z-]{0,63}$/;
 
 export async function startRestFixture(options: RestFixtureOptions): Promise<FixtureInstitution> {
   const state = new RestInstitution(options);
-  const server = await startFixtureServer({
-    ...(options.host === undefined ? {} : { host: options.host }),
-    ...(options.port === undefined ? {} : { port: options.port }),
-    handle: (request) => state.handle(request),
+  const { institution } = await serveFixtureInstitution('rest', state, {
+    host: options.host,
+    port: options.port,
     isWrite: (request) => request.method === 'POST',
-  });
-  const books = state.books;
-  return {
-    url: server.url,
-    requests: server.requests,
-    currency: books.currency,
     accountIdOf: (idValue) => state.account(idValue).accountId,
-    balanceOf: (idValue) => books.balanceOf(idValue),
-    floatBalance: () => books.format(books.float.balanceMinor),
-    floatAvailable: () => books.format(books.available(books.float)),
-    settlementBalance: () => books.format(books.float.balanceMinor),
-    debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
-    total: () => books.total(),
-    seed: (accounts) => state.seed(accounts),
-    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
-    approveCollection: (reference) => state.settleCollection(reference, true),
-    rejectCollection: (reference) => state.settleCollection(reference, false),
-    close: () => server.close(),
-  };
+    settleCollection: (reference, approved) => state.settleCollection(reference, approved),
+  });
+  return institution;
 }
 
 class RestInstitution {
