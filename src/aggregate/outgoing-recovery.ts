@@ -6,7 +6,7 @@ import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-sto
 import type { OutgoingPayments } from './outgoing-payments.js';
 import type { OutgoingSettlement } from './outgoing-settlement.js';
 import type { OutgoingState } from '../domain/outgoing-payment.js';
-import type { RecoveryReport } from './recovery.js';
+import { workWithinLease, type RecoveryReport } from './recovery.js';
 
 export interface OutgoingRecoverySettings {
   readonly batchSize: number;
@@ -49,20 +49,21 @@ export class OutgoingRecovery {
       [['INITIATING'], 2 * this.settings.transferTimeoutMs + 5_000],
     ];
     const claimed: Payment[] = [];
+    const leaseUntil = new Date(now + this.settings.leaseMs).toISOString();
     for (const [states, staleMs] of groups) {
       claimed.push(
         ...(await this.store.claimDue({
           states,
           now: new Date(now).toISOString(),
           staleBefore: new Date(now - staleMs).toISOString(),
-          leaseUntil: new Date(now + this.settings.leaseMs).toISOString(),
+          leaseUntil,
           limit: this.settings.batchSize,
         })),
       );
     }
     let finished = 0;
     let failed = 0;
-    for (const payment of claimed) {
+    const left = await workWithinLease(claimed, leaseUntil, this.clock, async (payment) => {
       try {
         const after = await this.outgoing.exclusive(payment.homeTransactionId, () => this.recover(payment.homeTransactionId));
         if (isSettled(after.state)) finished += 1;
@@ -72,7 +73,8 @@ export class OutgoingRecovery {
         const code = isConnectorError(error) ? error.code : 'exception';
         this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code }, 'outgoing recovery attempt failed');
       }
-    }
+    });
+    if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'outgoing recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: claimed.length, finished, failed };
   }
 

@@ -22,6 +22,24 @@ export interface RecoveryReport {
 }
 
 /**
+ * The items of a pass are worked one after the other under one lease. Once the lease is over
+ * another replica may claim them, so the pass takes no further item then: the ones left wait for
+ * the next pass, of this replica or another. Answers how many were left.
+ */
+export async function workWithinLease<T>(
+  items: readonly T[],
+  leaseUntil: string,
+  clock: Clock,
+  work: (item: T) => Promise<void>,
+): Promise<number> {
+  for (const [index, item] of items.entries()) {
+    if (clock.now().toISOString() >= leaseUntil) return items.length - index;
+    await work(item);
+  }
+  return 0;
+}
+
+/**
  * Finishes incoming transfers that a crash, an institution outage or a lost notification left
  * unfinished. Credits and releases are retried with backoff. A reservation is never released
  * on a timer alone: the switch is asked, and only its explicit answer decides.
@@ -56,7 +74,7 @@ export class InboundRecovery {
     });
     let finished = 0;
     let failed = 0;
-    for (const transfer of [...intents, ...unnotified]) {
+    const left = await workWithinLease([...intents, ...unnotified], leaseUntil, this.clock, async (transfer) => {
       try {
         if (await this.recover(transfer)) finished += 1;
       } catch (error) {
@@ -64,7 +82,8 @@ export class InboundRecovery {
         const code = isConnectorError(error) ? error.code : 'exception';
         this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code }, 'recovery attempt failed');
       }
-    }
+    });
+    if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: intents.length + unnotified.length, finished, failed };
   }
 

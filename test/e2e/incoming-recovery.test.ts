@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
@@ -114,6 +115,48 @@ describe('recovery', () => {
     const after = await balances(second);
     expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n));
     expect(after.float.held).toBe('0');
+  });
+
+  it('a pass that outlasts its lease takes no further item: the rest wait for the next pass', async () => {
+    const clock = new ManualClock();
+    // Commits fail while `down`; once up, each takes 40 s of the 60 s lease.
+    let down = true;
+    const slowInstitution = (inner: CoreBanking): CoreBanking => ({
+      name: inner.name,
+      capabilities: inner.capabilities,
+      lookupParty: (id) => inner.lookupParty(id),
+      reserve: (reservation) => inner.reserve(reservation),
+      commit: async (commit) => {
+        if (down) throw new ConnectorError('InstitutionUnavailable', 'down for the test');
+        clock.advance(40_000);
+        await inner.commit(commit);
+      },
+      release: (reference) => inner.release(reference),
+      collect: (collection) => inner.collect(collection),
+      refund: (refund) => inner.refund(refund),
+      transactionStatus: (reference) => inner.transactionStatus(reference),
+      health: () => inner.health(),
+    });
+    const h = await startHarness({ clock, env: { RECOVERY_LEASE_MS: '60000' }, overrides: { wrapCoreBanking: slowInstitution } });
+    cleanups.push(() => h.close());
+    const before = await balances(h);
+    const transfers = [await reserve(h, '10'), await reserve(h, '20'), await reserve(h, '30')];
+    for (const { transferId } of transfers) {
+      expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
+    }
+    down = false;
+    clock.advance(1_001);
+    // Started at 0 s and 40 s; at 80 s the lease (60 s) is over, so the third is left.
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 3, finished: 2, failed: 0 });
+    const states = async (): Promise<unknown[]> =>
+      Promise.all(transfers.map(async ({ transferId }) => ((await h.call('GET', `/transfers/${transferId}`)).body as Body)['transferState']));
+    // Which one is left depends on the claim order (all went pending at the same instant).
+    expect((await states()).sort()).toEqual(['COMMITTED', 'COMMITTED', 'RESERVED']);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await states()).toEqual(['COMMITTED', 'COMMITTED', 'COMMITTED']);
+    const after = await balances(h);
+    expect(after.float.held).toBe('0');
+    expect(after.float.balance).toBe(addMinor(before.float.balance, -(990n + 1980n + 2970n)));
   });
 
   it('after a restart between reservation and notification, the worker asks the switch and commits', async () => {
