@@ -28,6 +28,14 @@ interface Scenario {
 const OUTGOING_PORT = 13004;
 
 const PAYEE = '260971000001';
+/** Incoming payments go to many customers: the quotes and transfers spread over these payees. */
+const PAYEES = Array.from({ length: 50 }, (_, index) => (index === 0 ? PAYEE : `2609720000${String(index).padStart(2, '0')}`));
+let nextPayee = 0;
+
+function anyPayee(): string {
+  nextPayee = (nextPayee + 1) % PAYEES.length;
+  return PAYEES[nextPayee] ?? PAYEE;
+}
 const CURRENCY = 'ZMW';
 
 const scenarios: Scenario[] = [
@@ -64,7 +72,7 @@ function quoteBody(): Record<string, unknown> {
   return {
     quoteId: randomUUID(),
     transactionId: randomUUID(),
-    to: { idType: 'MSISDN', idValue: PAYEE },
+    to: { idType: 'MSISDN', idValue: anyPayee() },
     from: { idType: 'MSISDN', idValue: '254700000001' },
     amountType: 'SEND',
     amount: '10',
@@ -121,7 +129,7 @@ function lifecycleRequests(): autocannon.Request[] {
               data: {
                 quoteId: answer['quoteId'],
                 transactionId: answer['transactionId'],
-                payee: { partyIdInfo: { partyIdType: 'MSISDN', partyIdentifier: PAYEE } },
+                payee: { partyIdInfo: { partyIdType: 'MSISDN', partyIdentifier: (quote['to'] as { idValue: string }).idValue } },
                 payer: { partyIdInfo: { partyIdType: 'MSISDN', partyIdentifier: '254700000001' } },
                 amount: { amount: answer['transferAmount'], currency: CURRENCY },
                 transactionType: { scenario: 'TRANSFER', initiator: 'PAYER', initiatorType: 'CONSUMER' },
@@ -223,9 +231,15 @@ function benchAccounts(): unknown {
   return {
     currency: CURRENCY,
     float: { accountId: 'float-zmw', balance: '1000000000' },
-    customers: [
-      { accountId: 'acc-bench-1', idType: 'MSISDN', idValue: PAYEE, firstName: 'Bench', lastName: 'Payee', status: 'active', balance: '0' },
-    ],
+    customers: PAYEES.map((idValue, index) => ({
+      accountId: `acc-bench-${index + 1}`,
+      idType: 'MSISDN',
+      idValue,
+      firstName: 'Bench',
+      lastName: `Payee ${index + 1}`,
+      status: 'active',
+      balance: '0',
+    })),
   };
 }
 

@@ -1,16 +1,21 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { lockAccounts, lockSystemAccount, minorOf, move, saveAccount, type Account, type BookContext } from './ledger-book.js';
+import { accountFromRow, adjustAccount, lockAccounts, minorOf, recordTransfer, saveAccount, type Account, type BookContext } from './ledger-book.js';
 import { positiveMinor } from './ledger-amounts.js';
 import type { HoldState, HoldsTable } from './sandbox-schema.js';
 
 /**
  * Holds on the float for incoming transfers: reserve -> HELD, then commit -> CAPTURED or
- * release -> RELEASED. Each function is the body of one transaction. On PostgreSQL the float
- * account is always locked before the hold row is read, so two operations on one reference
- * take turns and every one of them sees the other's outcome.
+ * release -> RELEASED. Each function is the body of one transaction.
+ *
+ * Locking on PostgreSQL: operations on one reference take turns on a transaction-level advisory
+ * lock named by the reference, so each sees the other's outcome, while operations on different
+ * references never wait for each other there. Account rows are locked only to change them, as
+ * late as possible: the payee (a commit), then the float, which every transfer touches, just
+ * before the commit (adjustAccount). Every ledger transaction locks at most one customer account
+ * and then one system account, in that order, so none can deadlock another.
  */
 
 export interface HoldRequest {
@@ -30,52 +35,50 @@ interface Hold {
 
 export async function reserveHold(context: BookContext, request: HoldRequest): Promise<void> {
   const minor = positiveMinor(request.amount);
-  const float = await floatFor(context, request.amount.currency);
+  await lockReference(context, request.reference);
   const existing = await findHold(context, request.reference);
   if (existing !== undefined) return checkRepeatedReserve(existing, request, minor);
-  const payee = (await lockAccounts(context, [request.payeeAccountId])).get(request.payeeAccountId);
+  // Read, not locked: a reservation changes nothing on the payee's account.
+  const payee = await readAccount(context, request.payeeAccountId);
   if (payee === undefined || payee.kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
-  if (payee.currency !== float.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
-  if (float.balance - float.held < minor) throw new ConnectorError('PayeeInsufficientLiquidity');
-  const inserted = await context.trx
+  if (payee.currency !== request.amount.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
+  const floatId = await floatIdFor(context, request.amount.currency);
+  await context.trx
     .insertInto('sandbox_holds')
     .values({
       reference: request.reference,
       state: 'HELD',
-      float_account_id: float.accountId,
+      float_account_id: floatId,
       payee_account_id: payee.accountId,
-      currency: float.currency,
+      currency: payee.currency,
       amount: minor.toString(),
       created_at: context.now,
       updated_at: context.now,
     })
-    .onConflict((oc) => oc.column('reference').doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-    // A release tombstone can be written without the float lock (it names no account).
-    const raced = await findHold(context, request.reference);
-    assert(raced !== undefined, `sandbox: hold ${request.reference} neither inserted nor found`);
-    return checkRepeatedReserve(raced, request, minor);
-  }
-  float.held += minor;
-  await saveAccount(context, float);
+    .execute();
+  // Refused when the float's available balance is short; thrown inside the transaction, so the
+  // hold inserted above is rolled back with it.
+  if (!(await adjustAccount(context, floatId, { balance: 0n, held: minor }))) throw new ConnectorError('PayeeInsufficientLiquidity');
 }
 
 export async function commitHold(context: BookContext, request: HoldRequest): Promise<void> {
   const minor = positiveMinor(request.amount);
-  const float = await floatFor(context, request.amount.currency);
+  await lockReference(context, request.reference);
   const hold = await findHold(context, request.reference);
   if (hold === undefined) throw new ConnectorError('TransferNotFound', 'no reservation under this reference');
   if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the reservation was released');
   checkSameRequest(hold, request, minor);
   if (hold.state === 'CAPTURED') return;
-  assert(hold.floatAccountId === float.accountId, `sandbox: hold ${hold.reference} is on another float`);
+  assert(hold.floatAccountId !== null && hold.currency !== null, `sandbox: held hold ${hold.reference} names no float`);
   const payee = (await lockAccounts(context, [request.payeeAccountId])).get(request.payeeAccountId);
   assert(payee !== undefined, `sandbox: payee account of hold ${hold.reference} vanished`);
   refuseInactivePayee(payee.status);
-  float.held -= minor;
-  await move(context, `commit:${hold.reference}`, float, payee, minor);
+  await recordTransfer(context, `commit:${hold.reference}`, { accountId: hold.floatAccountId, currency: hold.currency }, payee, minor);
   await setHoldState(context, hold.reference, 'CAPTURED');
+  payee.balance += minor;
+  await saveAccount(context, payee);
+  const moved = await adjustAccount(context, hold.floatAccountId, { balance: -minor, held: -minor });
+  assert(moved, `sandbox: float ${hold.floatAccountId} does not hold ${minor} for ${hold.reference}`);
 }
 
 /**
@@ -85,8 +88,9 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
  * float for a transfer that nobody will ever commit or release again.
  */
 export async function releaseHold(context: BookContext, reference: string): Promise<void> {
-  const peek = await findHold(context, reference);
-  if (peek === undefined) {
+  await lockReference(context, reference);
+  const hold = await findHold(context, reference);
+  if (hold === undefined) {
     await context.trx
       .insertInto('sandbox_holds')
       .values({
@@ -99,25 +103,15 @@ export async function releaseHold(context: BookContext, reference: string): Prom
         created_at: context.now,
         updated_at: context.now,
       })
-      .onConflict((oc) => oc.column('reference').doNothing())
       .execute();
-    const written = await findHold(context, reference);
-    if (written === undefined || written.state === 'RELEASED') return;
-    return releaseHold(context, reference);
+    return;
   }
-  if (peek.state === 'RELEASED') return;
-  if (peek.state === 'CAPTURED') throw new ConnectorError('TransferStateConflict', 'the reservation was committed');
-  assert(peek.floatAccountId !== null, `sandbox: held hold ${reference} names no float`);
-  const float = (await lockAccounts(context, [peek.floatAccountId])).get(peek.floatAccountId);
-  assert(float !== undefined, `sandbox: float of hold ${reference} vanished`);
-  // Read again under the float lock: a commit may have captured it meanwhile (PostgreSQL).
-  const hold = await findHold(context, reference);
-  assert(hold !== undefined, `sandbox: hold ${reference} vanished`);
-  if (hold.state === 'CAPTURED') throw new ConnectorError('TransferStateConflict', 'the reservation was committed');
   if (hold.state === 'RELEASED') return;
-  float.held -= hold.minor;
-  await saveAccount(context, float);
+  if (hold.state === 'CAPTURED') throw new ConnectorError('TransferStateConflict', 'the reservation was committed');
+  assert(hold.floatAccountId !== null, `sandbox: held hold ${reference} names no float`);
   await setHoldState(context, reference, 'RELEASED');
+  const released = await adjustAccount(context, hold.floatAccountId, { balance: 0n, held: -hold.minor });
+  assert(released, `sandbox: float ${hold.floatAccountId} does not hold ${hold.minor} for ${reference}`);
 }
 
 /** Where a reservation stands, for transactionStatus. */
@@ -125,11 +119,37 @@ export async function holdState(context: BookContext, reference: string): Promis
   return (await findHold(context, reference))?.state;
 }
 
-async function floatFor(context: BookContext, currency: string): Promise<Account> {
-  const float = await lockSystemAccount(context, 'float', currency);
-  if (float === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
-  return float;
+/** The float account's id for `currency`, read without a lock: an account's id and currency never change. */
+async function floatIdFor(context: BookContext, currency: string): Promise<string> {
+  const row = await context.trx
+    .selectFrom('sandbox_accounts')
+    .select('account_id')
+    .where('kind', '=', 'float')
+    .where('currency', '=', currency)
+    .orderBy('account_id')
+    .limit(1)
+    .executeTakeFirst();
+  if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+  return row.account_id;
 }
+
+/**
+ * Operations on one reference take turns (PostgreSQL): a transaction-level advisory lock in the
+ * holds' own key space, keyed by a hash of the reference (a collision only makes two references
+ * take turns). SQLite's write transaction is already exclusive.
+ */
+async function lockReference(context: BookContext, reference: string): Promise<void> {
+  if (context.lockRows) await sql`select pg_advisory_xact_lock(${HOLD_LOCK_SPACE}::integer, hashtext(${reference}))`.execute(context.trx);
+}
+
+/** "hold" in ASCII, as a 32-bit key space for lockReference. */
+const HOLD_LOCK_SPACE = 0x686f6c64;
+
+async function readAccount(context: BookContext, accountId: string): Promise<Account | undefined> {
+  const row = await context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+  return row === undefined ? undefined : accountFromRow(row);
+}
+
 
 function checkRepeatedReserve(hold: Hold, request: HoldRequest, minor: bigint): void {
   if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the reservation was already released');

@@ -25,6 +25,9 @@ export interface Account {
   held: bigint;
 }
 
+/** What a posting names of its account. */
+export type AccountRef = Pick<Account, 'accountId' | 'currency'>;
+
 const KINDS: readonly AccountKind[] = ['customer', 'float', 'outgoing-settlement'];
 const STATUSES: readonly AccountStatus[] = ['active', 'barred', 'blocked', 'closed'];
 
@@ -60,12 +63,17 @@ export function accountFromRow(row: Selectable<AccountsTable>): Account {
 /**
  * Reads (and on PostgreSQL locks) accounts by id, in account-id order so that two operations
  * locking the same pair can never deadlock. Ids not found are absent from the map.
+ *
+ * The lock is FOR NO KEY UPDATE: it excludes every other writer of the row, but not the key-share
+ * lock a posting's foreign key takes on its account, so a transaction that has written postings
+ * naming the float can still lock the float after another one did the same (with FOR UPDATE each
+ * would wait for the other's key-share lock: a deadlock).
  */
 export async function lockAccounts(context: BookContext, accountIds: readonly string[]): Promise<Map<string, Account>> {
   const ids = [...new Set(accountIds)].sort();
   if (ids.length === 0) return new Map();
   let query = context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', 'in', ids).orderBy('account_id');
-  if (context.lockRows) query = query.forUpdate();
+  if (context.lockRows) query = query.forNoKeyUpdate();
   const rows = await query.execute();
   return new Map(rows.map((row) => [row.account_id, accountFromRow(row)]));
 }
@@ -79,7 +87,7 @@ export async function lockSystemAccount(context: BookContext, kind: AccountKind,
     .where('currency', '=', currency)
     .orderBy('account_id')
     .limit(1);
-  if (context.lockRows) query = query.forUpdate();
+  if (context.lockRows) query = query.forNoKeyUpdate();
   const row = await query.executeTakeFirst();
   return row === undefined ? undefined : accountFromRow(row);
 }
@@ -93,6 +101,23 @@ export async function saveAccount(context: BookContext, account: Account): Promi
     .set({ balance: account.balance.toString(), held: account.held.toString(), updated_at: context.now })
     .where('account_id', '=', account.accountId)
     .execute();
+}
+
+/**
+ * Adds `delta` to an account's balance and held amount unless that would break the invariants
+ * (held >= 0, balance >= held); answers whether it did. The account is locked (PostgreSQL) from
+ * here to the commit: callers change the float, which every transfer touches, this way and last.
+ */
+export async function adjustAccount(context: BookContext, accountId: string, delta: { readonly balance: bigint; readonly held: bigint }): Promise<boolean> {
+  const account = (await lockAccounts(context, [accountId])).get(accountId);
+  assert(account !== undefined, `sandbox: account ${accountId} vanished`);
+  const balance = account.balance + delta.balance;
+  const held = account.held + delta.held;
+  if (held < 0n || balance < held) return false;
+  account.balance = balance;
+  account.held = held;
+  await saveAccount(context, account);
+  return true;
 }
 
 /**
@@ -113,6 +138,20 @@ export async function move(context: BookContext, movementId: string, from: Accou
   await saveAccount(context, to);
 }
 
+/**
+ * Records the postings of a TRANSFER of `minor` between two accounts without touching their
+ * balances: for callers that save each account themselves, so as to lock the busiest one last.
+ */
+export async function recordTransfer(context: BookContext, movementId: string, from: AccountRef, to: AccountRef, minor: bigint): Promise<void> {
+  assert(minor > 0n, `sandbox: movement ${movementId} of ${minor}`);
+  assert(from.currency === to.currency, `sandbox: movement ${movementId} across currencies`);
+  assert(from.accountId !== to.accountId, `sandbox: movement ${movementId} to its own source`);
+  await insertPostings(context, movementId, 'TRANSFER', [
+    { account: from, minor: -minor },
+    { account: to, minor },
+  ]);
+}
+
 /** Credits an account from outside the books: the only movement that changes the total. */
 export async function fundAccount(context: BookContext, movementId: string, account: Account, minor: bigint): Promise<void> {
   assert(minor > 0n, `sandbox: funding ${movementId} of ${minor}`);
@@ -125,7 +164,7 @@ async function insertPostings(
   context: BookContext,
   movementId: string,
   kind: PostingKind,
-  legs: ReadonlyArray<{ readonly account: Account; readonly minor: bigint }>,
+  legs: ReadonlyArray<{ readonly account: AccountRef; readonly minor: bigint }>,
 ): Promise<void> {
   const sum = legs.reduce((total, leg) => total + leg.minor, 0n);
   assert(kind === 'FUNDING' || sum === 0n, `sandbox: movement ${movementId} does not balance`);

@@ -98,11 +98,30 @@ describe('sandbox ledger on PostgreSQL', () => {
     await expectConserved('1335', '0');
   });
 
+  it('reserves, commits and releases for different payees at once: all land, none deadlocks', async () => {
+    // Different payees do not take turns on a payee lock; they meet only at the float, which each
+    // locks last, after its postings took key-share locks on it.
+    const payees = ['acc-payee', 'acc-payer', 'acc-shop'];
+    const rounds = Array.from({ length: 6 }, (_, index) => ({ reference: `pg-spread-${index}`, payee: payees[index % payees.length] ?? 'acc-payee' }));
+    await Promise.all(rounds.map(({ reference, payee }) => ledger.reserve(reference, zmw('5'), payee)));
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '30' });
+    await Promise.all(
+      rounds.flatMap(({ reference, payee }, index) =>
+        index < 4 ? [ledger.commit(reference, zmw('5'), payee), ledger.commit(reference, zmw('5'), payee)] : [ledger.release(reference), ledger.release(reference)],
+      ),
+    );
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '470', held: '0' });
+    expect(await figuresOf(ledger, 'acc-payee')).toEqual({ balance: '560', held: '0' });
+    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '185', held: '0' });
+    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '55', held: '0' });
+    await expectConserved('1335', '0');
+  });
+
   it('moves 18-digit amounts exactly', async () => {
     await ledger.fund('float-zmw', zmw('999999999999999999'), 'pg-top-up');
     await ledger.reserve('pg-big', zmw('999999999999999999.99'), 'acc-shop');
     await ledger.commit('pg-big', zmw('999999999999999999.99'), 'acc-shop');
-    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '1000000000000000049.99', held: '0' });
+    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '1000000000000000054.99', held: '0' });
     await expectConserved('1000000000000001334', '0');
   });
 });
