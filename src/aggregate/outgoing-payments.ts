@@ -269,7 +269,7 @@ export class OutgoingPayments {
       const payment = await this.deps.settlement.reread(found.homeTransactionId);
       if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
       if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
-      if (!origin.authenticated) return this.#confirmCallback(payment, code);
+      if (!origin.authenticated) return this.#confirmCallback(payment, id, code);
       this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
       await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
     });
@@ -280,8 +280,7 @@ export class OutgoingPayments {
    * institution is asked for the debit's status at once and only its answer moves the payment.
    * A pending or unknown answer changes nothing; the recovery worker asks again later.
    */
-  async #confirmCallback(payment: Payment, code: string): Promise<void> {
-    const transferId = payment.transferId ?? '';
+  async #confirmCallback(payment: Payment, transferId: string, code: string): Promise<void> {
     const status = await this.deps.coreBanking.transactionStatus(transferId);
     const bindings = { transferId, state: payment.state, code, institutionStatus: status };
     const claimed = code === 'TS' ? 'succeeded' : 'failed';

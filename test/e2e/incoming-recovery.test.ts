@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
@@ -78,21 +79,11 @@ describe('recovery', () => {
     cleanups.push(() => fakeSwitch.close());
     const clock = new ManualClock();
     // The institution takes 800 ms to credit; the switch connector gives up after 200 ms.
-    const slowCommit = (inner: CoreBanking): CoreBanking => ({
-      name: inner.name,
-      capabilities: inner.capabilities,
-      lookupParty: (id) => inner.lookupParty(id),
-      reserve: (reservation) => inner.reserve(reservation),
-      commit: async (commit) => {
-        await sleep(800);
-        await inner.commit(commit);
-      },
-      release: (reference) => inner.release(reference),
-      collect: (collection) => inner.collect(collection),
-      refund: (refund) => inner.refund(refund),
-      transactionStatus: (reference) => inner.transactionStatus(reference),
-      health: () => inner.health(),
-    });
+    const slowCommit = (inner: CoreBanking): CoreBanking =>
+      interceptCoreBanking(inner, async (operation, call) => {
+        if (operation === 'commit') await sleep(800);
+        return call();
+      });
     const first = await startHarness({ fakeSwitch, clock, overrides: { wrapCoreBanking: slowCommit } });
     const before = await balances(first);
     const { transferId, payeeAccount } = await reserve(first, '100');
@@ -121,22 +112,13 @@ describe('recovery', () => {
     const clock = new ManualClock();
     // Commits fail while `down`; once up, each takes 40 s of the 60 s lease.
     let down = true;
-    const slowInstitution = (inner: CoreBanking): CoreBanking => ({
-      name: inner.name,
-      capabilities: inner.capabilities,
-      lookupParty: (id) => inner.lookupParty(id),
-      reserve: (reservation) => inner.reserve(reservation),
-      commit: async (commit) => {
+    const slowInstitution = (inner: CoreBanking): CoreBanking =>
+      interceptCoreBanking(inner, async (operation, call) => {
+        if (operation !== 'commit') return call();
         if (down) throw new ConnectorError('InstitutionUnavailable', 'down for the test');
         clock.advance(40_000);
-        await inner.commit(commit);
-      },
-      release: (reference) => inner.release(reference),
-      collect: (collection) => inner.collect(collection),
-      refund: (refund) => inner.refund(refund),
-      transactionStatus: (reference) => inner.transactionStatus(reference),
-      health: () => inner.health(),
-    });
+        return call();
+      });
     const h = await startHarness({ clock, env: { RECOVERY_LEASE_MS: '60000' }, overrides: { wrapCoreBanking: slowInstitution } });
     cleanups.push(() => h.close());
     const before = await balances(h);

@@ -1,6 +1,7 @@
 import type { Env } from '../../config.js';
 import { compareDecimal, parseDecimal } from '../../domain/money.js';
 import type { CoreBanking } from '../../ports/core-banking.js';
+import { CORE_BANKING_OPERATIONS } from './intercept.js';
 import { FaultyCoreBanking, type FaultyOperation } from './sandbox/index.js';
 
 /**
@@ -24,16 +25,7 @@ import { FaultyCoreBanking, type FaultyOperation } from './sandbox/index.js';
 export const FAULT_KINDS = ['unavailable', 'timeout'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-const FAULTY_OPERATIONS: readonly FaultyOperation[] = [
-  'lookupParty',
-  'reserve',
-  'commit',
-  'release',
-  'collect',
-  'refund',
-  'transactionStatus',
-  'health',
-];
+const FAULTY_OPERATIONS: readonly FaultyOperation[] = CORE_BANKING_OPERATIONS;
 const DEFAULT_OPERATIONS = FAULTY_OPERATIONS.filter((operation) => operation !== 'health');
 
 export interface FaultSettings {

@@ -1,4 +1,5 @@
 import { ConnectorError } from '../../../domain/errors.js';
+import type { CoreBankingOperation } from '../intercept.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type {
   CollectRequest,
@@ -12,7 +13,8 @@ import type {
   ReserveRequest,
 } from '../../../ports/core-banking.js';
 
-export type FaultyOperation = 'lookupParty' | 'reserve' | 'commit' | 'release' | 'collect' | 'refund' | 'transactionStatus' | 'health';
+/** The operations a fault can be aimed at: all of the port's. */
+export type FaultyOperation = CoreBankingOperation;
 
 export interface FaultOptions {
   /** The operations that may fail; the others always pass through. */
