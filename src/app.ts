@@ -79,6 +79,9 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs, transferTimeoutMs: config.outgoing.transferTimeoutMs });
   const switchConnector = overrides.switchConnector ?? sdkClient;
 
+  // Both recovery loops take over an intent untouched this long (its request crashed).
+  const intentStaleAfterMs = Math.min(config.recovery.baseBackoffMs * 5, 30_000);
+
   const store = new SqlInboundStore(database, () => clock.now());
   const settlement = new InboundSettlement(store, coreBanking, clock, logger, config.recovery);
   const incoming = new IncomingPayments({
@@ -100,7 +103,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const recovery = new InboundRecovery(store, incoming, settlement, switchConnector, clock, logger, {
     batchSize: config.recovery.batchSize,
     reservationQueryAfterMs: config.recovery.reservationQueryAfterMs,
-    intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
+    intentStaleAfterMs,
     leaseMs: config.recovery.leaseMs,
   });
   const loop = new RecoveryLoop(() => recovery.runOnce(), config.recovery.intervalMs, logger);
@@ -133,7 +136,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     batchSize: config.recovery.batchSize,
     transferTimeoutMs: config.outgoing.transferTimeoutMs,
     callbackWaitMs: config.outgoing.callbackWaitMs,
-    intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
+    intentStaleAfterMs,
     leaseMs: config.recovery.leaseMs,
   });
   const outgoingLoop = new RecoveryLoop(() => outgoingRecovery.runOnce(), config.recovery.intervalMs, logger);
@@ -145,6 +148,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     callbackSecret: config.outgoing.callbackSecret,
     callbackSecretHeader: config.outgoing.callbackSecretHeader,
     callbackAuth: config.outgoing.callbackAuth,
+    transferTimeoutMs: config.outgoing.transferTimeoutMs,
   });
 
   return {

@@ -12,7 +12,7 @@ describe('loadConfig', () => {
     expect(config.outgoingPort).toBe(3004);
     expect(config.store).toEqual({ kind: 'sqlite', location: './data/connector.db', poolMax: 10 });
     expect(config.apiType).toBe('fspiop');
-    expect(config.cbsAdapter).toBe('sandbox');
+    expect(config.coreBanking.adapter).toBe('sandbox');
     expect(config.sdkBaseUrl).toBe('http://localhost:4001');
   });
 
@@ -62,6 +62,14 @@ describe('loadConfig', () => {
       'API_TYPE',
       'INCOMING_PORT',
     ]);
+  });
+
+  it('reads list settings: unset gives the default, set but empty gives no items (a policy turned off)', () => {
+    expect(loadConfig({}).iso.requiredPayerKeys).toEqual(['CdtTrfTxInf.Dbtr.Nm']);
+    expect(loadConfig({ ISO_REQUIRED_PAYER_KEYS: '' }).iso.requiredPayerKeys).toEqual([]);
+    expect(loadConfig({ ISO_REQUIRED_PAYER_KEYS: '  ' }).iso.requiredPayerKeys).toEqual([]);
+    expect(loadConfig({ ISO_ANY_OF_PAYER_KEYS: '' }).iso.anyOfPayerKeys).toEqual([]);
+    expect(loadConfig({ ISO_ANY_OF_PAYER_KEYS: ' a , ,b ' }).iso.anyOfPayerKeys).toEqual(['a', 'b']);
   });
 
   it('refuses a fee above 100% and equal ports', () => {

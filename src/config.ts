@@ -23,8 +23,7 @@ export interface Config {
   readonly currency: string;
   /** Fee percentage as a decimal string, e.g. "1.5". */
   readonly sendingServiceCharge: string;
-  /** Quote validity in hours, as a decimal string. */
-  readonly expirationHours: string;
+  /** Quote validity (EXPIRATION_DURATION, in hours). */
   readonly expirationMs: number;
   readonly sdkBaseUrl: string;
   readonly lei: string;
@@ -33,7 +32,6 @@ export interface Config {
   readonly outgoingPort: number;
   readonly store: StoreConfig;
   readonly apiType: ApiType;
-  readonly cbsAdapter: string;
   /** The chosen institution adapter's own settings, checked with everything else. */
   readonly coreBanking: AdapterOptions;
   readonly sandboxAccountsFile: string | undefined;
@@ -137,12 +135,12 @@ export function loadConfig(env: Env): Config {
   if (!isValidLei(lei)) problems.push(`LEI: "${lei}" is not a valid ISO 17442 Legal Entity Identifier`);
   const apiType = read.oneOf('API_TYPE', ['fspiop', 'iso20022'] as const, 'fspiop');
   const logLevel = read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info');
+  const cbsAdapter = read.string('CBS_ADAPTER', 'sandbox');
 
   const config: Config = {
     supportedIdType: supportedIdType as PartyIdType,
     currency,
     sendingServiceCharge: sendingServiceCharge ?? '0',
-    expirationHours: expirationHours ?? '1',
     expirationMs,
     sdkBaseUrl,
     lei,
@@ -151,8 +149,7 @@ export function loadConfig(env: Env): Config {
     outgoingPort: read.integer('OUTGOING_PORT', 3004, 0, 65535),
     store: readStore(read, problems),
     apiType,
-    cbsAdapter: read.string('CBS_ADAPTER', 'sandbox'),
-    coreBanking: readCoreBanking(read.string('CBS_ADAPTER', 'sandbox'), env, problems),
+    coreBanking: readCoreBanking(cbsAdapter, env, problems),
     sandboxAccountsFile: read.optional('SANDBOX_ACCOUNTS_FILE'),
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65_536, 1024, 10_485_760),
@@ -171,7 +168,7 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
     },
     faults: readFaultSettings(env, problems),
-    outgoing: readOutgoing(read, read.string('CBS_ADAPTER', 'sandbox'), problems),
+    outgoing: readOutgoing(read, cbsAdapter, problems),
   };
   if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
     problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
@@ -290,6 +287,7 @@ class Reader {
     return match;
   }
 
+  /** A comma-separated list; unset means the fallback, set but empty means no items. */
   list(name: string, fallback: readonly string[]): readonly string[] {
     const text = this.env[name];
     if (text === undefined) return fallback;

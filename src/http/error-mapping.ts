@@ -1,4 +1,4 @@
-import { ConnectorError, type ErrorCategory, isConnectorError, ERROR_CATALOGUE } from '../domain/errors.js';
+import { type ErrorCategory, isConnectorError, ERROR_CATALOGUE } from '../domain/errors.js';
 
 /** The one table from error category to HTTP status. */
 const STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
@@ -46,10 +46,6 @@ export function mapError(error: unknown, options: MapOptions = {}): MappedError 
   }
   const internal = ERROR_CATALOGUE.Internal;
   return { status: 500, body: { statusCode: internal.code, message: internal.text }, unexpected: true };
-}
-
-export function errorBody(error: ConnectorError): ErrorBody {
-  return mapError(error).body;
 }
 
 function clip(message: string): string {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ERROR_CATALOGUE } from '../domain/errors.js';
 
 export interface HealthCheck {
   /** Each named check resolves when the dependency answers. */
@@ -17,7 +18,7 @@ export function registerHealth(server: FastifyInstance, health: HealthCheck): vo
     const healthy = results.every((result) => result === 'ok');
     if (healthy) return reply.status(200).send({ status: 'ok', checks });
     const failing = names.filter((_, index) => results[index] !== 'ok');
-    return reply.status(503).send({ statusCode: '2003', message: `unhealthy: ${failing.join(', ')}`, status: 'unhealthy', checks });
+    return reply.status(503).send({ statusCode: ERROR_CATALOGUE.InstitutionUnavailable.code, message: `unhealthy: ${failing.join(', ')}`, status: 'unhealthy', checks });
   });
 }
 

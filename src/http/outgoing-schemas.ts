@@ -1,4 +1,4 @@
-import { PARTY_ID_TYPES, SWITCH_ID_PATTERN } from '../domain/identifiers.js';
+import { PARTY_ID_TYPES } from '../domain/identifiers.js';
 import { AMOUNT_PATTERN } from '../domain/money.js';
 
 /**
@@ -68,12 +68,6 @@ export const callbackSchema: JsonSchema = {
       },
     },
   },
-};
-
-export const transferIdParamsSchema: JsonSchema = {
-  type: 'object',
-  required: ['transferId'],
-  properties: { transferId: { type: 'string', pattern: SWITCH_ID_PATTERN.source } },
 };
 
 const ids = {

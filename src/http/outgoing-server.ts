@@ -6,8 +6,9 @@ import type { HealthCheck } from './health.js';
 import { registerHealth } from './health.js';
 import { requireSecret } from './outgoing-auth.js';
 import { outgoingOpenApi } from './outgoing-openapi.js';
-import { callbackSchema, sendMoneyRequestSchema, transferIdParamsSchema, updateSendMoneySchema } from './outgoing-schemas.js';
-import { createServer, type ServerOptions } from './server-common.js';
+import { transferIdParamsSchema } from './backend-schemas.js';
+import { callbackSchema, sendMoneyRequestSchema, updateSendMoneySchema } from './outgoing-schemas.js';
+import { createServer, DEFAULT_REQUEST_TIMEOUT_MS, type ServerOptions } from './server-common.js';
 
 export interface OutgoingServerOptions extends ServerOptions {
   /** Sent by the customer channel as x-api-key. */
@@ -17,6 +18,17 @@ export interface OutgoingServerOptions extends ServerOptions {
   readonly callbackSecretHeader: string;
   /** `confirm`: a callback without the header is accepted as a hint and confirmed with the institution. */
   readonly callbackAuth: 'secret' | 'confirm';
+  /** SDK_TRANSFER_TIMEOUT_MS: sets the server's request time limit (outgoingRequestTimeoutMs). */
+  readonly transferTimeoutMs: number;
+}
+
+/**
+ * The outgoing server's request time limit: a channel request may wait for two blocking switch
+ * calls (POST and PUT /transfers, each up to transferTimeoutMs), plus a margin for the
+ * institution and the store; never less than the default.
+ */
+export function outgoingRequestTimeoutMs(transferTimeoutMs: number): number {
+  return Math.max(DEFAULT_REQUEST_TIMEOUT_MS, 2 * transferTimeoutMs + 30_000);
 }
 
 /** A callback body is a few hundred bytes; an unauthenticated caller may not make us read more. */
@@ -32,7 +44,7 @@ interface TransferParams {
  * neither is logged (server-common logs route, status and ids only).
  */
 export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCheck, options: OutgoingServerOptions): FastifyInstance {
-  const server = createServer(options);
+  const server = createServer({ ...options, requestTimeoutMs: outgoingRequestTimeoutMs(options.transferTimeoutMs) });
   registerHealth(server, health);
   const document = outgoingOpenApi({ callbackSecretHeader: options.callbackSecretHeader, callbackAuth: options.callbackAuth });
   server.get('/openapi.json', async () => document);

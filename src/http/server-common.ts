@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { ConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
 import { mapError } from './error-mapping.js';
@@ -10,7 +10,15 @@ export interface ServerOptions {
   readonly name: string;
   /** Answer institution errors with the catalogue text only (the switch-facing server). */
   readonly hideInstitutionDetail?: boolean;
+  /**
+   * Fastify's connectionTimeout (socket inactivity, which lasts while a handler waits) and
+   * requestTimeout; default 120 s. Must exceed the longest a handler can wait on the switch.
+   */
+  readonly requestTimeoutMs?: number;
 }
+
+/** The time limit of a request when the server's options set none. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 /**
  * A Fastify instance with the connector's conventions: JSON bodies validated without type
@@ -18,11 +26,12 @@ export interface ServerOptions {
  * {statusCode, message}; one log line per request with ids but no payload.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const server = Fastify({
     logger: false,
     bodyLimit: options.bodyLimitBytes,
-    connectionTimeout: 120_000,
-    requestTimeout: 120_000,
+    connectionTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
@@ -139,8 +148,4 @@ function idsOf(request: FastifyRequest): Record<string, string> {
     }
   }
   return ids;
-}
-
-export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  return reply.status(status).send(body);
 }

@@ -2,8 +2,10 @@ import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } fr
 
 /**
  * The switch connector's outbound API (SDK_BASE_URL), as far as the connector uses it.
- * Adapters throw ConnectorError SdkClientError (the switch answered with an error),
- * SdkTimeout (no answer in time: outcome unknown).
+ * The transfer calls (initiateTransfer, continueTransfer) do not throw for the switch's errors
+ * or for a timeout: they answer an OutboundAnswer (`failed`, or `unknown` when there was no
+ * answer in time). getTransfer throws ConnectorError SdkClientError (the switch answered with
+ * an error, or could not be reached) or SdkTimeout (no answer in time).
  */
 
 /** States of a transfer as the switch connector reports them. */
@@ -16,7 +18,10 @@ export type SwitchTransferState =
   | 'ABORTED';
 
 export interface SwitchTransferStatus {
-  /** undefined when the switch connector does not know the transfer. */
+  /**
+   * 'UNKNOWN' when the switch connector does not know the transfer, or reports no state that
+   * settles its outcome (e.g. ERROR_OCCURRED for a reason other than 3208, transfer not found).
+   */
   readonly currentState: SwitchTransferState | 'UNKNOWN';
 }
 
