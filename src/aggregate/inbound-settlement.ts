@@ -1,4 +1,4 @@
-import { ConnectorError, isConnectorError, assert } from '../domain/errors.js';
+import { ConnectorError, assert, errorCodeOf, isConnectorError } from '../domain/errors.js';
 import type { InboundTransferState } from '../domain/inbound-transfer.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import type { Clock } from '../ports/clock.js';
@@ -9,6 +9,25 @@ export interface RetryPolicy {
   readonly baseBackoffMs: number;
   readonly maxBackoffMs: number;
   readonly attentionAfterAttempts: number;
+}
+
+/**
+ * The bookkeeping of the `attempts`-th failed attempt: the next one after a capped, doubling
+ * backoff, flagged for manual attention once attempts run long or the institution declined.
+ */
+export function failedAttempt(
+  retry: RetryPolicy,
+  now: Date,
+  attempts: number,
+  error: unknown,
+): { readonly attempts: number; readonly nextAttemptAt: string; readonly lastError: string; readonly needsAttention: boolean } {
+  const backoffMs = Math.min(retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), retry.maxBackoffMs);
+  return {
+    attempts,
+    nextAttemptAt: new Date(now.getTime() + backoffMs).toISOString(),
+    lastError: error instanceof Error ? error.message : 'unknown error',
+    needsAttention: attempts >= retry.attentionAfterAttempts || isDecline(error),
+  };
 }
 
 /**
@@ -53,7 +72,26 @@ export class InboundSettlement {
       nextAttemptAt: null,
       lastError: null,
     });
-    return reserved ?? this.reread(transfer.transferId);
+    if (reserved !== undefined) return reserved;
+    const current = await this.reread(transfer.transferId);
+    if (current.state === 'RELEASING' || current.state === 'ABORTED') await this.releaseLateReservation(current);
+    return current;
+  }
+
+  /**
+   * An abort overtook this reservation: its release may have found nothing to release while the
+   * reserve was still on its way, so the hold the reserve just made is given back (release is
+   * idempotent). If that fails, the transfer is flagged: float may still be held for it.
+   */
+  private async releaseLateReservation(transfer: TransferRecord): Promise<void> {
+    try {
+      await this.coreBanking.release(transfer.transferId);
+      this.logger.warn({ transferId: transfer.transferId, state: transfer.state }, 'reservation landed after the abort; released again');
+    } catch (error) {
+      const failed = { ...failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error), needsAttention: true };
+      await this.store.recordTransferAttempt(transfer.transferId, transfer.state, failed);
+      this.logger.error({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, 'reservation landed after the abort and could not be released; release it by hand');
+    }
   }
 
   /** COMMITTING -> COMMITTED: credits the payee from the reservation. */
@@ -111,18 +149,14 @@ export class InboundSettlement {
 
   /** Schedules the next attempt with capped exponential backoff; flags long-failing work. */
   async recordFailure(transfer: TransferRecord, error: unknown): Promise<void> {
-    const attempts = transfer.attempts + 1;
-    const backoffMs = Math.min(this.retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), this.retry.maxBackoffMs);
-    const needsAttention = attempts >= this.retry.attentionAfterAttempts || (isConnectorError(error) && isDecline(error));
-    const reason = error instanceof Error ? error.message : 'unknown error';
-    await this.store.recordTransferAttempt(transfer.transferId, {
-      attempts,
-      nextAttemptAt: new Date(this.clock.now().getTime() + backoffMs).toISOString(),
-      lastError: reason,
-      needsAttention,
-    });
-    const bindings = { transferId: transfer.transferId, state: transfer.state, attempts, code: codeOf(error) };
-    if (needsAttention) this.logger.error(bindings, 'transfer needs manual attention; still retrying');
+    const failed = failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error);
+    const bindings = { transferId: transfer.transferId, state: transfer.state, attempts: failed.attempts, code: errorCodeOf(error) };
+    if (!(await this.store.recordTransferAttempt(transfer.transferId, transfer.state, failed))) {
+      // Another request or worker moved the transfer on meanwhile: its bookkeeping stands.
+      this.logger.info(bindings, 'institution call failed after the transfer moved on; nothing recorded');
+      return;
+    }
+    if (failed.needsAttention) this.logger.error(bindings, 'transfer needs manual attention; still retrying');
     else this.logger.warn(bindings, 'institution call failed; will retry');
   }
 
@@ -136,8 +170,4 @@ export class InboundSettlement {
 /** A business decline (4xx class) as opposed to an outage or an unknown outcome. */
 export function isDecline(error: unknown): error is ConnectorError {
   return isConnectorError(error) && (error.category === 'rejected' || error.category === 'invalid' || error.category === 'not-found' || error.category === 'conflict');
-}
-
-function codeOf(error: unknown): string {
-  return isConnectorError(error) ? error.code : 'exception';
 }

@@ -1,4 +1,4 @@
-import { ConnectorError, ERROR_CATALOGUE, type ErrorName, assert } from '../domain/errors.js';
+import { ConnectorError, assert, storedError } from '../domain/errors.js';
 import { backendTransferState, statesLeadingTo } from '../domain/inbound-transfer.js';
 import type { PartyId, PartyIdType } from '../domain/identifiers.js';
 import { fitExtensionList, partyExtensionList, type ApiType } from '../domain/iso20022.js';
@@ -181,7 +181,7 @@ export class IncomingPayments {
         assert(current.completedTimestamp !== null, `reserved transfer ${current.transferId} without timestamp`);
         return { homeTransactionId: current.transferId, transferState: 'RESERVED', completedTimestamp: current.completedTimestamp };
       case 'REJECTED':
-        throw storedError(current);
+        throw storedError(current, `rejected transfer ${current.transferId}`);
       case 'RECEIVED':
       case 'RELEASING':
       case 'ABORTED':
@@ -191,12 +191,17 @@ export class IncomingPayments {
 
   /** The switch connector's final notification (PUT or PATCH /transfers/{id}). */
   async notify(transferId: string, body: TransferNotificationBody): Promise<void> {
-    const completed = body.currentState === 'COMPLETED';
-    const notifiedState = body.currentState ?? body.finalNotification?.transferState ?? 'UNSPECIFIED';
-    let transfer = await this.deps.store.findTransfer(transferId);
+    const hubState = body.finalNotification?.transferState;
+    // The hub's own COMMITTED counts as completion whatever the SDK's state says.
+    const completed = body.currentState === 'COMPLETED' || hubState === 'COMMITTED';
+    const notifiedState = body.currentState ?? hubState;
+    // Naming no state at all is not "not completed": nothing moves, the worker will ask the switch.
+    if (notifiedState === undefined) throw new ConnectorError('MissingElement', 'currentState');
+    const transfer = await this.deps.store.findTransfer(transferId);
     if (transfer === undefined) throw new ConnectorError('TransferNotFound', `transfer ${transferId} is unknown`);
     this.deps.logger.info({ transferId, state: transfer.state, notifiedState }, 'transfer notification');
-    transfer = completed ? await this.finishCommit(transfer, notifiedState) : await this.finishRelease(transfer, notifiedState);
+    if (completed) await this.finishCommit(transfer, notifiedState);
+    else await this.finishRelease(transfer, notifiedState);
     if (!completed) throw new ConnectorError('TransferNotCompleted', `switch reported ${notifiedState}`);
   }
 
@@ -266,14 +271,6 @@ function answerRetry(quote: QuoteRecord, hash: string): QuoteResponseBody {
   return quote.response;
 }
 
-/** The error a rejected transfer was answered with, answered again on a retry. */
-function storedError(transfer: TransferRecord): ConnectorError {
-  const name = transfer.errorName;
-  assert(name !== null && name in ERROR_CATALOGUE, `rejected transfer ${transfer.transferId} without a known error`);
-  const error = new ConnectorError(name as ErrorName);
-  if (transfer.errorMessage !== null) error.message = transfer.errorMessage;
-  return error;
-}
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

@@ -9,7 +9,7 @@ import type { OutboundAnswer, OutboundTransfer } from '../ports/outgoing-switch.
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { KeyedSerializer } from './outgoing-references.js';
 import { checkSendMoneyRequest, outboundTransferRequest, type CheckedRequest, type RequestSettings } from './outgoing-request.js';
-import { storedError, type OutgoingSettlement } from './outgoing-settlement.js';
+import { paymentError, type OutgoingSettlement } from './outgoing-settlement.js';
 import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from './outgoing-terms-check.js';
 import type { AcceptResult, CallbackBody, ConversionView, PaymentStatus, PaymentTerms, SendMoneyRequest } from './outgoing-types.js';
 import { paymentStatus, paymentTerms } from './outgoing-views.js';
@@ -116,7 +116,7 @@ export class OutgoingPayments {
       return this.#fail(payment, new ConnectorError('SdkClientError', 'the switch answered without a valid transferId'));
     }
     // Known from here on, so that a crash during the conversion step leaves the id for support staff.
-    await this.deps.store.recordAttempt(payment.homeTransactionId, { transferId, switchState: transfer.currentState ?? 'UNSPECIFIED' });
+    await this.deps.store.recordAttempt(payment.homeTransactionId, 'INITIATING', { transferId, switchState: transfer.currentState ?? 'UNSPECIFIED' });
     const withId = { ...payment, transferId };
     const amounts: PaymentAmounts = payment;
     let conversion: ConversionView | undefined;
@@ -186,7 +186,7 @@ export class OutgoingPayments {
       payment.state === 'QUOTED'
         ? await this.deps.settlement.abort(payment, ['QUOTED'], new ConnectorError('QuoteNotAccepted', 'the customer declined the terms'), { acceptQuote: false })
         : payment;
-    if (declined.state === 'ABORTED' && declined.errorName === 'QuoteNotAccepted') throw storedError(declined);
+    if (declined.state === 'ABORTED' && declined.errorName === 'QuoteNotAccepted') throw paymentError(declined);
     throw new ConnectorError('PaymentStateConflict', `payment is ${declined.state}; it can no longer be declined`);
   }
 
@@ -196,7 +196,7 @@ export class OutgoingPayments {
       assert(payment.quoteExpiration !== null, `quoted payment ${payment.homeTransactionId} without expiration`);
       if (this.deps.clock.now().toISOString() >= payment.quoteExpiration) {
         const expired = new ConnectorError('QuoteExpired', `the quote expired at ${payment.quoteExpiration}; nothing was debited`);
-        throw storedError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
+        throw paymentError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
       }
       const moved = await this.deps.settlement.tryMove(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
       if (moved !== undefined) return this.#answerAccepted(await this.#driveAccepted(moved));
@@ -243,10 +243,10 @@ export class OutgoingPayments {
       case 'REFUNDING':
       case 'REFUNDED':
       case 'FAILED':
-        throw storedError(payment);
+        throw paymentError(payment);
       case 'ABORTED':
         if (payment.errorName === 'QuoteNotAccepted') throw new ConnectorError('PaymentStateConflict', 'the customer declined this payment');
-        throw storedError(payment);
+        throw paymentError(payment);
       case 'INITIATING':
       case 'QUOTED':
         throw new ConnectorError('PaymentStateConflict', `payment is ${payment.state}`);
@@ -269,7 +269,8 @@ export class OutgoingPayments {
       const payment = await this.deps.settlement.reread(found.homeTransactionId);
       if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
       if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
-      if (!origin.authenticated) return this.#confirmCallback(payment, id, code);
+      // Without our secret, or with a code that decides nothing yet, the institution decides.
+      if (!origin.authenticated || UNDECIDED_CALLBACK_CODES.includes(code)) return this.#confirmCallback(payment, id, code);
       this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
       await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
     });
@@ -339,7 +340,7 @@ function answerTerms(payment: Payment, hash: string): PaymentTerms {
   if (payment.state === 'INITIATING') {
     throw new ConnectorError('PaymentStateConflict', `payment ${payment.homeTransactionId} is being initiated; ask again shortly`);
   }
-  throw storedError(payment);
+  throw paymentError(payment);
 }
 
 /** A state other than WAITING_FOR_QUOTE_ACCEPTANCE after initiation: why it cannot go on. */
@@ -356,6 +357,12 @@ function unexpectedState(transfer: OutboundTransfer): { error: ConnectorError; n
       return { error: new ConnectorError('SdkClientError', `the switch answered ${transfer.currentState ?? 'without a state'}`), needsAttention: false };
   }
 }
+
+/**
+ * Callback codes that do not decide the debit (Airtel's TA, ambiguous, and TIP, in progress):
+ * telling the switch false on them could abort a payment whose customer is then debited.
+ */
+const UNDECIDED_CALLBACK_CODES: readonly string[] = ['TA', 'TIP'];
 
 function awaitsDebit(payment: Payment): boolean {
   return payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';

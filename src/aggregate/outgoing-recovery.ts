@@ -1,11 +1,11 @@
-import { ConnectorError, isConnectorError } from '../domain/errors.js';
+import { ConnectorError, errorCodeOf } from '../domain/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import type { Logger } from '../ports/logger.js';
 import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
 import type { OutgoingPayments } from './outgoing-payments.js';
 import type { OutgoingSettlement } from './outgoing-settlement.js';
-import type { OutgoingState } from '../domain/outgoing-payment.js';
+import { isFinalOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
 import { workWithinLease, type RecoveryReport } from './recovery.js';
 
 export interface OutgoingRecoverySettings {
@@ -66,12 +66,11 @@ export class OutgoingRecovery {
     const left = await workWithinLease(claimed, leaseUntil, this.clock, async (payment) => {
       try {
         const after = await this.outgoing.exclusive(payment.homeTransactionId, () => this.recover(payment.homeTransactionId));
-        if (isSettled(after.state)) finished += 1;
+        if (isFinalOutgoing(after.state)) finished += 1;
         else if (after.attempts > 0) failed += 1;
       } catch (error) {
         failed += 1;
-        const code = isConnectorError(error) ? error.code : 'exception';
-        this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code }, 'outgoing recovery attempt failed');
+        this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code: errorCodeOf(error) }, 'outgoing recovery attempt failed');
       }
     });
     if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'outgoing recovery pass outlasted its lease; the items left go to the next pass');
@@ -144,8 +143,4 @@ export class OutgoingRecovery {
     }
     return (await this.settlement.collect(payment)).payment;
   }
-}
-
-function isSettled(state: OutgoingState): boolean {
-  return state === 'COMPLETED' || state === 'REFUNDED' || state === 'ABORTED' || state === 'FAILED';
 }

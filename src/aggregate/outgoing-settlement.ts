@@ -1,11 +1,11 @@
-import { ConnectorError, assert, isConnectorError, isErrorName } from '../domain/errors.js';
+import { ConnectorError, assert, errorCodeOf, isConnectorError, storedError } from '../domain/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { CoreBanking, InstitutionTransactionStatus } from '../ports/core-banking.js';
 import type { Logger } from '../ports/logger.js';
 import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
 import type { TransferContinuation } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
-import { isDecline, type RetryPolicy } from './inbound-settlement.js';
+import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement.js';
 import { refundReference } from './outgoing-references.js';
 import type { OutgoingState } from '../domain/outgoing-payment.js';
 
@@ -208,18 +208,23 @@ export class OutgoingSettlement {
     return aborted;
   }
 
-  async tellSwitch(transferId: string, continuation: TransferContinuation): Promise<void> {
+  private async tellSwitch(transferId: string, continuation: TransferContinuation): Promise<void> {
     const answer = await this.switchConnector.continueTransfer(transferId, continuation);
     if (answer.outcome !== 'answered') {
       this.logger.warn({ transferId, outcome: answer.outcome }, 'switch not told of the abort; its own timeout will abort the transfer');
     }
   }
 
-  /** -> REFUNDING (the switch did not take the money on), then the first refund attempt. */
+  /**
+   * ACCEPTING or CONFIRMING -> REFUNDING (the switch did not take the money on), then the first
+   * refund attempt. Only from the state the caller read: a late answer to an accept must not
+   * refund a payment that recovery has meanwhile moved on to asking the switch.
+   */
   private async startRefund(payment: Payment, summary: string, reason: string, switchState: string | undefined): Promise<Payment> {
+    assert(payment.state === 'ACCEPTING' || payment.state === 'CONFIRMING', `refund from ${payment.state}`);
     // The channel's answer stays short (128 characters); lastError keeps the switch's own words.
     const answer = new ConnectorError('SdkClientError', `the switch did not complete the transfer (${summary}); the customer is refunded`);
-    const refunding = await this.move(payment, ['ACCEPTING', 'CONFIRMING'], 'REFUNDING', {
+    const refunding = await this.move(payment, [payment.state], 'REFUNDING', {
       errorName: answer.errorName,
       errorMessage: answer.message,
       lastError: reason,
@@ -252,18 +257,14 @@ export class OutgoingSettlement {
 
   /** Schedules the next attempt with capped exponential backoff; flags long-failing or declined work. */
   async recordFailure(payment: Payment, error: unknown): Promise<Payment> {
-    const attempts = payment.attempts + 1;
-    const backoffMs = Math.min(this.retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), this.retry.maxBackoffMs);
-    const needsAttention = payment.needsAttention || attempts >= this.retry.attentionAfterAttempts || isDecline(error);
-    const reason = error instanceof Error ? error.message : 'unknown error';
-    await this.store.recordAttempt(payment.homeTransactionId, {
-      attempts,
-      nextAttemptAt: new Date(this.clock.now().getTime() + backoffMs).toISOString(),
-      lastError: reason,
-      needsAttention,
-    });
-    const bindings = { homeTransactionId: payment.homeTransactionId, transferId: payment.transferId, state: payment.state, attempts, code: codeOf(error) };
-    if (needsAttention) this.logger.error(bindings, 'outgoing payment needs manual attention; still retrying');
+    const failed = failedAttempt(this.retry, this.clock.now(), payment.attempts + 1, error);
+    // Once flagged, a payment stays flagged until it moves on.
+    const needsAttention = payment.needsAttention || failed.needsAttention;
+    const bindings = { homeTransactionId: payment.homeTransactionId, transferId: payment.transferId, state: payment.state, attempts: failed.attempts, code: errorCodeOf(error) };
+    if (!(await this.store.recordAttempt(payment.homeTransactionId, payment.state, { ...failed, needsAttention }))) {
+      // Another request or worker moved the payment on meanwhile: its bookkeeping stands.
+      this.logger.info(bindings, 'outgoing payment step failed after the payment moved on; nothing recorded');
+    } else if (needsAttention) this.logger.error(bindings, 'outgoing payment needs manual attention; still retrying');
     else this.logger.warn(bindings, 'outgoing payment step failed; will retry');
     return this.reread(payment.homeTransactionId);
   }
@@ -280,15 +281,7 @@ function transferIdOf(payment: Payment): string {
   return payment.transferId;
 }
 
-function codeOf(error: unknown): string {
-  return isConnectorError(error) ? error.code : 'exception';
-}
-
 /** The error a payment was answered with, answered again on a retry. */
-export function storedError(payment: Payment): ConnectorError {
-  const name = payment.errorName;
-  assert(name !== null && isErrorName(name), `payment ${payment.homeTransactionId} in ${payment.state} without a known error`);
-  const error = new ConnectorError(name);
-  if (payment.errorMessage !== null) error.message = payment.errorMessage;
-  return error;
+export function paymentError(payment: Payment): ConnectorError {
+  return storedError(payment, `payment ${payment.homeTransactionId} in ${payment.state}`);
 }

@@ -1,4 +1,4 @@
-import { isConnectorError } from '../domain/errors.js';
+import { errorCodeOf } from '../domain/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { InboundStore, TransferRecord } from '../ports/store.js';
@@ -79,8 +79,7 @@ export class InboundRecovery {
         if (await this.recover(transfer)) finished += 1;
       } catch (error) {
         failed += 1;
-        const code = isConnectorError(error) ? error.code : 'exception';
-        this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code }, 'recovery attempt failed');
+        this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, 'recovery attempt failed');
       }
     });
     if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'recovery pass outlasted its lease; the items left go to the next pass');
@@ -156,7 +155,7 @@ export class RecoveryLoop {
       this.#running = this.pass()
         .then(() => undefined)
         .catch((error: unknown) => {
-          this.logger.error({ code: isConnectorError(error) ? error.code : 'exception', err: error }, 'recovery pass failed');
+          this.logger.error({ code: errorCodeOf(error), err: error }, 'recovery pass failed');
         })
         .finally(() => {
           this.#running = undefined;

@@ -95,6 +95,23 @@ export function asInstitutionError(error: unknown): unknown {
   return marked;
 }
 
+/**
+ * The error an answer was given with, kept on a record by name and message, to answer a retry
+ * the same way. `what` names the record in the assertion that it has one.
+ */
+export function storedError(stored: { readonly errorName: string | null; readonly errorMessage: string | null }, what: string): ConnectorError {
+  const name = stored.errorName;
+  assert(name !== null && isErrorName(name), `${what} without a known error`);
+  const error = new ConnectorError(name);
+  if (stored.errorMessage !== null) error.message = stored.errorMessage;
+  return error;
+}
+
+/** The catalogue code of an error for log lines; 'exception' for anything else. */
+export function errorCodeOf(error: unknown): string {
+  return isConnectorError(error) ? error.code : 'exception';
+}
+
 export function isConnectorError(error: unknown, name?: ErrorName): error is ConnectorError {
   return error instanceof ConnectorError && (name === undefined || error.errorName === name);
 }

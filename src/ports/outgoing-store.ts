@@ -1,6 +1,7 @@
 import type { OutgoingState } from '../domain/outgoing-payment.js';
 import type { PartyIdType } from '../domain/identifiers.js';
 import type { OutgoingFlow } from './core-banking.js';
+import type { InsertResult } from './store.js';
 
 export type PaymentKind = 'SEND_MONEY' | 'MERCHANT_PAYMENT';
 
@@ -95,7 +96,7 @@ export interface ClaimOptions {
  */
 export interface OutgoingStore {
   /** Inserts in INITIATING unless the homeTransactionId is known; answers the stored record either way. */
-  insert(payment: NewOutgoingPayment): Promise<{ readonly record: OutgoingPaymentRecord; readonly created: boolean }>;
+  insert(payment: NewOutgoingPayment): Promise<InsertResult<OutgoingPaymentRecord>>;
   findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined>;
   findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined>;
   /**
@@ -108,8 +109,12 @@ export interface OutgoingStore {
     to: OutgoingState,
     changes?: OutgoingChanges,
   ): Promise<OutgoingPaymentRecord | undefined>;
-  /** Records a failed attempt (and anything learnt) without changing the state. */
-  recordAttempt(homeTransactionId: string, changes: OutgoingChanges): Promise<void>;
+  /**
+   * Records a failed attempt (and anything learnt) without changing the state, if the payment is
+   * still in `state`: bookkeeping from an actor that lost a race never lands on a later state.
+   * Answers whether it did.
+   */
+  recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean>;
   /** Claims due payments in `states`, leasing them so that no other worker takes them meanwhile. */
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]>;
   /** Payments flagged as needing manual action, oldest first. */

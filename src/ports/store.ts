@@ -116,8 +116,11 @@ export interface InboundStore {
     to: InboundTransferState,
     changes?: TransferChanges,
   ): Promise<TransferRecord | undefined>;
-  /** Records a failed attempt without changing the state. */
-  recordTransferAttempt(transferId: string, changes: TransferChanges): Promise<void>;
+  /**
+   * Records a failed attempt without changing the state, if the transfer is still in `state`:
+   * bookkeeping from an actor that lost a race never lands on a later state. Answers whether it did.
+   */
+  recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean>;
   /**
    * Claims up to `limit` transfers in `states` whose next attempt is due (or unset and last
    * updated before `staleBefore`), leasing them until `leaseUntil` so that no other worker
@@ -130,8 +133,4 @@ export interface InboundStore {
     readonly leaseUntil: string;
     readonly limit: number;
   }): Promise<TransferRecord[]>;
-}
-
-export interface StoreHealth {
-  health(): Promise<void>;
 }

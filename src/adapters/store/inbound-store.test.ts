@@ -253,12 +253,12 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
         const transfer = newTransfer('t-20', { state: 'COMMITTING' });
         await store().insertTransfer(transfer);
         now = new Date(at(MINUTE));
-        await store().recordTransferAttempt('t-20', {
+        expect(await store().recordTransferAttempt('t-20', 'COMMITTING', {
           attempts: 3,
           nextAttemptAt: at(2 * MINUTE),
           lastError: 'e'.repeat(300),
           needsAttention: true,
-        });
+        })).toBe(true);
         const expected: TransferRecord = {
           ...storedTransfer(transfer),
           attempts: 3,
@@ -268,8 +268,17 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
         };
         expect(await store().findTransfer('t-20')).toStrictEqual(expected);
 
-        await store().recordTransferAttempt('t-20', { attempts: 4, nextAttemptAt: null, lastError: null, needsAttention: false });
+        await store().recordTransferAttempt('t-20', 'COMMITTING', { attempts: 4, nextAttemptAt: null, lastError: null, needsAttention: false });
         expect(await store().findTransfer('t-20')).toStrictEqual({ ...storedTransfer(transfer), attempts: 4 });
+      });
+
+      it('records nothing once the transfer has left the expected state', async () => {
+        const transfer = newTransfer('t-21', { state: 'COMMITTING' });
+        await store().insertTransfer(transfer);
+        const committed = await store().transitionTransfer('t-21', ['COMMITTING'], 'COMMITTED');
+        // A late failure of the losing actor must not flag the finished transfer.
+        expect(await store().recordTransferAttempt('t-21', 'COMMITTING', { attempts: 9, nextAttemptAt: at(MINUTE), lastError: 'late', needsAttention: true })).toBe(false);
+        expect(await store().findTransfer('t-21')).toStrictEqual(committed);
       });
     });
 
@@ -288,9 +297,9 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
       async function seed(): Promise<void> {
         await store().insertTransfer(newTransfer('stale', { state: 'COMMITTING', createdAt: at(0) }));
         await store().insertTransfer(newTransfer('retry-due', { state: 'RELEASING', createdAt: at(10 * SECOND) }));
-        await store().recordTransferAttempt('retry-due', { attempts: 1, nextAttemptAt: at(4 * MINUTE) });
+        await store().recordTransferAttempt('retry-due', 'RELEASING', { attempts: 1, nextAttemptAt: at(4 * MINUTE) });
         await store().insertTransfer(newTransfer('retry-later', { state: 'COMMITTING', createdAt: at(20 * SECOND) }));
-        await store().recordTransferAttempt('retry-later', { attempts: 1, nextAttemptAt: at(10 * MINUTE) });
+        await store().recordTransferAttempt('retry-later', 'COMMITTING', { attempts: 1, nextAttemptAt: at(10 * MINUTE) });
         await store().insertTransfer(newTransfer('recent', { state: 'COMMITTING', createdAt: at(3 * MINUTE) }));
         await store().insertTransfer(newTransfer('other-state', { state: 'RESERVED', createdAt: at(0) }));
       }
@@ -323,7 +332,7 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
       it('releases the lease when an attempt is recorded or the transfer moves', async () => {
         await seed();
         await store().claimDueTransfers(claimAt(5 * MINUTE));
-        await store().recordTransferAttempt('stale', { attempts: 1, nextAttemptAt: at(5 * MINUTE) });
+        await store().recordTransferAttempt('stale', 'COMMITTING', { attempts: 1, nextAttemptAt: at(5 * MINUTE) });
         now = new Date(at(5 * SECOND));
         await store().transitionTransfer('retry-due', ['RELEASING'], 'RELEASING');
         expect(ids(await store().claimDueTransfers(claimAt(5 * MINUTE + SECOND)))).toStrictEqual(['stale', 'retry-due']);

@@ -136,13 +136,15 @@ export class SqlInboundStore implements InboundStore {
     });
   }
 
-  async recordTransferAttempt(transferId: string, changes: TransferChanges): Promise<void> {
-    await this.database.transaction<Schema, void>(async (trx) => {
-      await trx
+  recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
+    return this.database.transaction<Schema, boolean>(async (trx) => {
+      const result = await trx
         .updateTable('inbound_transfers')
         .set({ ...changeColumns(changes), lease_until: null })
         .where('transfer_id', '=', transferId)
-        .execute();
+        .where('state', '=', state)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     });
   }
 

@@ -108,13 +108,15 @@ export class SqlOutgoingStore implements OutgoingStore {
     });
   }
 
-  async recordAttempt(homeTransactionId: string, changes: OutgoingChanges): Promise<void> {
-    await this.database.transaction<Schema, void>(async (trx) => {
-      await trx
+  recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
+    return this.database.transaction<Schema, boolean>(async (trx) => {
+      const result = await trx
         .updateTable('outgoing_payments')
         .set({ ...changeColumns(changes), lease_until: null })
         .where('home_transaction_id', '=', homeTransactionId)
-        .execute();
+        .where('state', '=', state)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     });
   }
 
