@@ -7,7 +7,7 @@ import type { Logger } from '../ports/logger.js';
 import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore, PaymentKind } from '../ports/outgoing-store.js';
 import type { OutboundAnswer, OutboundTransfer } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
-import { KeyedSerializer } from './outgoing-references.js';
+import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import { checkSendMoneyRequest, outboundTransferRequest, type CheckedRequest, type RequestSettings } from './outgoing-request.js';
 import { paymentError, type OutgoingSettlement } from './outgoing-settlement.js';
 import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from './outgoing-terms-check.js';

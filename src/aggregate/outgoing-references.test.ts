@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isSwitchId } from '../domain/identifiers.js';
-import { KeyedSerializer, refundReference } from './outgoing-references.js';
+import { refundReference } from './outgoing-references.js';
 
 describe('refundReference', () => {
   it('is a stable version-5 UUID per transferId, distinct from the transferId', () => {
@@ -10,37 +10,5 @@ describe('refundReference', () => {
     expect(reference).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(isSwitchId(reference)).toBe(true);
     expect(refundReference('01JDV6M3AZ6XK1B0SPZ8Q4W2RB')).not.toBe(reference);
-  });
-});
-
-describe('KeyedSerializer', () => {
-  it('runs work for one key in arrival order, other keys alongside, and survives a failure', async () => {
-    const serial = new KeyedSerializer();
-    const order: string[] = [];
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const first = serial.run('a', async () => {
-      await gate;
-      order.push('a1');
-      throw new Error('a1 failed');
-    });
-    const second = serial.run('a', async () => {
-      order.push('a2');
-      return 2;
-    });
-    const other = serial.run('b', async () => {
-      order.push('b1');
-      return 'b';
-    });
-    expect(await other).toBe('b');
-    expect(serial.isBusy('a')).toBe(true);
-    release();
-    await expect(first).rejects.toThrow('a1 failed');
-    expect(await second).toBe(2);
-    await serial.idle();
-    expect(order).toEqual(['b1', 'a1', 'a2']);
-    expect(serial.isBusy('a')).toBe(false);
   });
 });

@@ -72,7 +72,8 @@ export interface OutboundTransfer {
  * - answered: a 2xx with the transfer's state;
  * - failed: the switch answered with an error (4xx, 5xx other than 504) or the request never
  *   reached it (connection refused): the transfer did not proceed on this call;
- * - unknown: no answer in time, a reset, or the switch connector's own 504: outcome unknown.
+ * - unknown: no answer in time, a reset, the switch connector's own 504, or any transport error
+ *   after the request may have reached it: outcome unknown.
  */
 export type OutboundAnswer =
   | { readonly outcome: 'answered'; readonly transfer: OutboundTransfer }

@@ -1,8 +1,8 @@
 import type { Env } from '../../config.js';
 import { compareDecimal, parseDecimal } from '../../domain/money.js';
 import type { CoreBanking } from '../../ports/core-banking.js';
-import { CORE_BANKING_OPERATIONS } from './intercept.js';
-import { FaultyCoreBanking, type FaultyOperation } from './sandbox/index.js';
+import { CORE_BANKING_OPERATIONS, type CoreBankingOperation } from './intercept.js';
+import { FaultyCoreBanking } from './sandbox/index.js';
 
 /**
  * Fault injection for tests and drills, never for production: when CBS_FAULT_RATE is above 0,
@@ -25,13 +25,12 @@ import { FaultyCoreBanking, type FaultyOperation } from './sandbox/index.js';
 export const FAULT_KINDS = ['unavailable', 'timeout'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-const FAULTY_OPERATIONS: readonly FaultyOperation[] = CORE_BANKING_OPERATIONS;
-const DEFAULT_OPERATIONS = FAULTY_OPERATIONS.filter((operation) => operation !== 'health');
+const DEFAULT_OPERATIONS = CORE_BANKING_OPERATIONS.filter((operation) => operation !== 'health');
 
 export interface FaultSettings {
   /** The rate as configured, a decimal string from 0 to 1. */
   readonly rate: string;
-  readonly operations: readonly FaultyOperation[];
+  readonly operations: readonly CoreBankingOperation[];
   readonly kinds: readonly FaultKind[];
   readonly seed: number | undefined;
 }
@@ -48,7 +47,7 @@ export function readFaultSettings(env: Env, problems: string[]): FaultSettings |
     rate = undefined;
   }
   if (rate === undefined) problems.push(`CBS_FAULT_RATE: "${rateText.slice(0, 32)}" is not a probability from 0 to 1`);
-  const operations = readList(env, 'CBS_FAULT_OPERATIONS', FAULTY_OPERATIONS, DEFAULT_OPERATIONS, problems);
+  const operations = readList(env, 'CBS_FAULT_OPERATIONS', CORE_BANKING_OPERATIONS, DEFAULT_OPERATIONS, problems);
   const kinds = readList(env, 'CBS_FAULT_KINDS', FAULT_KINDS, FAULT_KINDS, problems);
   const seedText = env['CBS_FAULT_SEED']?.trim() ?? '';
   let seed: number | undefined;

@@ -78,7 +78,11 @@ export interface AdapterDescription {
   readonly settings: readonly SettingDescription[];
 }
 
-/** For documentation and a start-up log line: what each adapter is and which settings it reads (names only). */
+/**
+ * What each adapter is and which settings it reads (names only). Nothing at run time reads it;
+ * registry.test.ts uses it to check that credentials are marked secret and that
+ * docs/adding-an-institution.md names every adapter and every setting.
+ */
 export const ADAPTERS: Readonly<Record<AdapterName, AdapterDescription>> = {
   sandbox: {
     summary: 'Built-in institution with its books in the connector database (demo and tests)',

@@ -63,9 +63,7 @@ export class SdkClient implements SwitchConnector {
     try {
       response = await this.call(method, path, body, timeoutMs);
     } catch (error) {
-      if (error instanceof ConnectorError && error.errorName === 'SdkTimeout') return { outcome: 'unknown', reason: error.message };
-      // The request never reached the switch connector (refused, DNS): the transfer did not proceed.
-      if (error instanceof ConnectorError) return { outcome: 'failed', httpStatus: 0, statusCode: 'none', message: `${method} ${path}: ${describe(error.cause)}` };
+      if (error instanceof ConnectorError) return transportOutcome(method, path, error);
       throw error;
     }
     if (response.status >= 200 && response.status < 300) return { outcome: 'answered', transfer: readOutboundTransfer(response.body) };
@@ -85,6 +83,8 @@ export class SdkClient implements SwitchConnector {
 
   /** One HTTP exchange with an explicit timeout; a timeout or a reset is SdkTimeout (outcome unknown). */
   async call(method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, timeoutMs: number): Promise<SdkResponse> {
+    // Outside the try: a body that cannot be serialised is our bug, not a transport failure.
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
       const response = await request(`${this.options.baseUrl}${path}`, {
         method,
@@ -92,7 +92,7 @@ export class SdkClient implements SwitchConnector {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(payload === undefined ? {} : { body: payload }),
       });
       const text = await response.body.text();
       return { status: response.statusCode, body: parseJson(text) };
@@ -105,6 +105,34 @@ export class SdkClient implements SwitchConnector {
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+/**
+ * Transport errors that mean the request certainly never reached the switch connector: the
+ * connection was refused, the name did not resolve, or the connection was never opened in time.
+ */
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** True only when `error` (the transport's own error) proves that the request was never sent. */
+export function neverReachedSwitch(error: unknown): boolean {
+  // Several addresses tried in turn (happy eyeballs): never sent only if every attempt failed to connect.
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.every(neverReachedSwitch);
+  const code = errorCode(error);
+  return code !== undefined && NEVER_SENT_CODES.has(code);
+}
+
+/**
+ * Sorts a transfer call that got no HTTP answer. Only a request that never reached the switch
+ * connector is 'failed' (the transfer did not proceed, so the customer may be refunded);
+ * everything else (a timeout, a reset, a broken body, an error we do not recognise) may have
+ * reached it and started the transfer, so the outcome is 'unknown'.
+ */
+export function transportOutcome(method: string, path: string, error: ConnectorError): OutboundAnswer {
+  if (error.errorName === 'SdkTimeout') return { outcome: 'unknown', reason: error.message };
+  if (neverReachedSwitch(error.cause)) {
+    return { outcome: 'failed', httpStatus: 0, statusCode: 'none', message: `${method} ${path}: ${describe(error.cause)}` };
+  }
+  return { outcome: 'unknown', reason: `${method} ${path}: ${describe(error.cause)}; outcome unknown` };
 }
 
 /**
@@ -178,6 +206,10 @@ function isTimeout(error: unknown): boolean {
 }
 
 function describe(error: unknown): string {
+  return errorCode(error) ?? (error instanceof Error ? error.name : 'unknown error');
+}
+
+function errorCode(error: unknown): string | undefined {
   if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.name : 'unknown error';
+  return undefined;
 }

@@ -14,7 +14,7 @@ import type {
   ReserveRequest,
 } from '../../../ports/core-banking.js';
 import { JsonNumber } from '../contract/decimal-json.js';
-import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../contract/institution-http.js';
+import { InstitutionHttp, parse2xx, readWire, type InstitutionAnswer, type InstitutionRequest } from '../contract/institution-http.js';
 import { MalformedResponse, amountForWire } from '../contract/wire-reader.js';
 import type { AirtelOptions } from './airtel-options.js';
 import { AirtelTokenCache } from './airtel-token.js';
@@ -79,7 +79,7 @@ export class AirtelCoreBanking implements CoreBanking {
     this.#refuseOn4xx(answer);
     const envelope = parse2xx(this.#http, answer, readEnvelope);
     if (!envelope.status.success) throw new ConnectorError('PartyNotFound', `airtel KYC: ${envelope.status.resultCode ?? envelope.status.code}`);
-    return parse2xx(this.#http, answer, () => {
+    return readWire(this.#http, 'lookupParty', () => {
       const subscriber = readSubscriber(envelope.data);
       if (subscriber.msisdn !== msisdn) throw new MalformedResponse('body.data.msisdn differs from the subscriber asked about');
       return toPartyDetails(id, subscriber, this.#options.currency);

@@ -8,8 +8,9 @@ import { MalformedResponse } from './wire-reader.js';
  * and body timeouts, response size) and the first half of sorting an answer:
  * - no answer in time after the request went out: InstitutionTimeout, the outcome is unknown;
  * - the request never reached the institution (refused, DNS, connect timeout): InstitutionUnavailable;
- * - 5xx: InstitutionUnavailable;
- * - 2xx and 4xx come back to the adapter, which parses a 2xx (see `parse2xx`) and maps a 4xx
+ * - 5xx, 408 (request timeout) and 429 (too many requests): InstitutionUnavailable; these say
+ *   nothing about the request's business, so no adapter may read them as a decline;
+ * - other 2xx and 4xx come back to the adapter, which parses a 2xx (see `parse2xx`) and maps a 4xx
  *   to a decline from the catalogue, because only the adapter knows the institution's codes.
  * Messages name the institution and the operation, never a URL (it may hold a phone number),
  * a header (it may hold a credential) or a body.
@@ -71,9 +72,11 @@ export class InstitutionHttp {
     return this.#options.institution;
   }
 
-  /** Sends one request; throws InstitutionTimeout, InstitutionUnavailable, or returns a 2xx/4xx answer. */
+  /** Sends one request; throws InstitutionTimeout, InstitutionUnavailable, or returns a 2xx/4xx answer (never 408 or 429). */
   async send(call: InstitutionRequest): Promise<InstitutionAnswer> {
     const { institution, baseUrl, timeoutMs } = this.#options;
+    // Outside the try: a body that cannot be serialised is our bug, not the institution's outage.
+    const body = call.json === undefined ? undefined : stringifyDecimalJson(call.json);
     let status: number;
     let text: string;
     try {
@@ -84,17 +87,17 @@ export class InstitutionHttp {
         bodyTimeout: timeoutMs,
         headers: {
           accept: 'application/json',
-          ...(call.json === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...call.headers,
         },
-        ...(call.json === undefined ? {} : { body: stringifyDecimalJson(call.json) }),
+        ...(body === undefined ? {} : { body }),
       });
       status = response.statusCode;
       text = await response.body.text();
     } catch (error) {
       throw transportError(institution, call.operation, error);
     }
-    if (status >= 500) {
+    if (status >= 500 || status === 408 || status === 429) {
       throw new ConnectorError('InstitutionUnavailable', `${institution} ${call.operation}: HTTP ${status}`);
     }
     if (status < 200 || (status >= 300 && status < 400)) {
@@ -144,11 +147,6 @@ export function readWire<T>(http: InstitutionHttp, operation: string, convert: (
     }
     throw error;
   }
-}
-
-/** Throws when a confirmed value differs from what we sent: the institution booked something else. */
-export function checkEcho(what: string, sent: string, received: string): void {
-  if (sent !== received) throw new MalformedResponse(`${what} in the answer differs from the request`);
 }
 
 function transportError(institution: string, operation: string, error: unknown): ConnectorError {

@@ -88,6 +88,38 @@ describe('FineractCoreBanking: crash safety of the three commit steps', () => {
   });
 });
 
+describe('FineractCoreBanking: overlapping calls on one reference', () => {
+  it('two overlapping commits of one reservation deposit once', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract, '10'));
+    const outcomes = await Promise.allSettled([adapter.commit(commitRequest(fineract, '10')), adapter.commit(commitRequest(fineract, '10'))]);
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('60');
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(fineract.floatBalance()).toBe('990');
+    expect(fineract.floatAvailable()).toBe('990');
+    expect(fineract.total()).toBe('1261');
+  });
+
+  it('two overlapping reserves hold once, and overlapping refunds pay once', async () => {
+    const { fineract, adapter } = await start();
+    await Promise.all([adapter.reserve(commitRequest(fineract, '10')), adapter.reserve(commitRequest(fineract, '10'))]);
+    expect(fineract.floatAvailable()).toBe('990');
+    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: { amount: '5', currency: 'ZMW' }, payerId: PAYER.idValue };
+    await Promise.all([adapter.refund(refund), adapter.refund(refund)]);
+    expect(fineract.balanceOf(PAYER.idValue)).toBe('205');
+    expect(fineract.floatBalance()).toBe('995');
+  });
+
+  it('lets operations on different references overlap', async () => {
+    const { fineract, adapter } = await start();
+    const other = { ...commitRequest(fineract, '1'), reference: 'OTHER-1' };
+    await Promise.all([adapter.reserve(commitRequest(fineract, '10')), adapter.reserve(other)]);
+    await Promise.all([adapter.commit(commitRequest(fineract, '10')), adapter.commit(other)]);
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('61');
+    expect(fineract.floatBalance()).toBe('989');
+  });
+});
+
 describe('FineractCoreBanking: references', () => {
   it('refuses to commit a released reservation and moves nothing', async () => {
     const { fineract, adapter } = await start();
@@ -173,6 +205,17 @@ describe('FineractCoreBanking: parties, refunds, errors', () => {
     const refund = { reference: REF, originalReference: 'ORIGINAL-1', amount: { amount: '1000.01', currency: 'ZMW' }, payerId: PAYER.idValue };
     await expectConnectorError(adapter.refund(refund), 'InstitutionUnavailable', /cannot fund/);
     expect(fineract.balanceOf(PAYER.idValue)).toBe('200');
+  });
+
+  it('names a refused payer search during a refund after the payer, not the payee', async () => {
+    const blocked = { httpStatusCode: '403', errors: [{ userMessageGlobalisationCode: 'error.msg.client.is.blocked' }] };
+    const server = await startFixtureServer({ handle: () => ({ status: 403, body: blocked }), isWrite: () => false });
+    closers.push(() => server.close());
+    const adapter = new FineractCoreBanking(options(server.url), { clock });
+    closers.push(() => adapter.close());
+    const refund = { reference: REF, originalReference: 'ORIGINAL-1', amount: { amount: '1', currency: 'ZMW' }, payerId: PAYER.idValue };
+    await expectConnectorError(adapter.refund(refund), 'PayerRejected', /refund: find payer: HTTP 403/);
+    await expectConnectorError(adapter.lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'PayeeBlocked');
   });
 
   it('does not offer collect', async () => {

@@ -33,6 +33,7 @@ import {
   type FineractRole,
 } from './fineract-transform.js';
 import type { FineractClient, FineractSavingsAccount, FineractSavingsSummary, FineractTransaction } from './fineract-wire.js';
+import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
   readonly clock: Clock;
@@ -56,6 +57,12 @@ export interface FineractDeps {
  * means a payee account that cannot receive is refused before the reservation is touched.
  * Reading the float's statement costs one call per operation; Fineract offers no search by
  * receipt number on the versions this adapter targets.
+ *
+ * Read-then-book is only safe when one operation on a reference runs at a time: two overlapping
+ * commits would both read "no deposit yet" and both deposit. So reserve, commit, release and
+ * refund take turns per reference (KeyedSerializer), and the second sees the first's booking.
+ * That covers one process only; operations on one reference from two connector processes at
+ * once are not serialised here.
  */
 export class FineractCoreBanking implements CoreBanking {
   readonly name = 'fineract';
@@ -64,6 +71,8 @@ export class FineractCoreBanking implements CoreBanking {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #options: FineractOptions;
   readonly #clock: Clock;
+  /** In-process only: see the class comment. */
+  readonly #turns = new KeyedSerializer();
 
   constructor(options: FineractOptions, deps: FineractDeps) {
     this.#options = options;
@@ -82,11 +91,31 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   async lookupParty(id: PartyId): Promise<PartyDetails> {
-    const found = await this.#findSavings(id.idValue, id.idSubValue, 'lookupParty');
+    const found = await this.#findSavings(id.idValue, id.idSubValue, 'lookupParty', 'payee');
     return readWire(this.#http, 'lookupParty', () => toPartyDetails(id, found.client, found.account));
   }
 
-  async reserve(request: ReserveRequest): Promise<void> {
+  reserve(request: ReserveRequest): Promise<void> {
+    return this.#turns.run(request.reference, () => this.#reserve(request));
+  }
+
+  commit(request: CommitRequest): Promise<void> {
+    return this.#turns.run(request.reference, () => this.#commit(request));
+  }
+
+  release(reference: string): Promise<void> {
+    return this.#turns.run(reference, () => this.#release(reference));
+  }
+
+  refund(request: RefundRequest): Promise<void> {
+    return this.#turns.run(request.reference, () => this.#refund(request));
+  }
+
+  async collect(): Promise<CollectResult> {
+    throw new ConnectorError('NotSupported', 'fineract works in the bank flow: the channel debits the customer, there is no payment prompt');
+  }
+
+  async #reserve(request: ReserveRequest): Promise<void> {
     const amount = amountForWire(request.amount);
     const float = await this.#float('reserve: read float', request.amount.currency);
     const booked = evidenceFor(float, request.reference);
@@ -100,7 +129,7 @@ export class FineractCoreBanking implements CoreBanking {
     await this.#command('reserve: hold', float.id, '?command=holdAmount', holdCommand(amount, request.reference, this.#today()), 'float');
   }
 
-  async commit(request: CommitRequest): Promise<void> {
+  async #commit(request: CommitRequest): Promise<void> {
     const amount = amountForWire(request.amount);
     const float = await this.#float('commit: read float', request.amount.currency);
     const payee = await this.#account(request.payeeAccountId, 'commit: read payee', 'payee');
@@ -126,7 +155,7 @@ export class FineractCoreBanking implements CoreBanking {
     }
   }
 
-  async release(reference: string): Promise<void> {
+  async #release(reference: string): Promise<void> {
     const float = await this.#float('release: read float');
     const booked = evidenceFor(float, reference);
     if (booked.withdrawals.length > 0) throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was committed`);
@@ -135,13 +164,9 @@ export class FineractCoreBanking implements CoreBanking {
     await this.#command('release: release hold', float.id, `/${hold.id}?command=releaseAmount`, {}, 'float');
   }
 
-  async collect(): Promise<CollectResult> {
-    throw new ConnectorError('NotSupported', 'fineract works in the bank flow: the channel debits the customer, there is no payment prompt');
-  }
-
-  async refund(request: RefundRequest): Promise<void> {
+  async #refund(request: RefundRequest): Promise<void> {
     const amount = amountForWire(request.amount);
-    const found = await this.#findSavings(request.payerId, undefined, 'refund: find payer');
+    const found = await this.#findSavings(request.payerId, undefined, 'refund: find payer', 'payer');
     const payer = await this.#account(found.account.id, 'refund: read payer', 'payer');
     checkCurrency(payer, request.amount.currency, 'payer');
     const float = await this.#float('refund: read float', request.amount.currency);
@@ -177,9 +202,14 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   /** The client with this external id and the savings account that stands for it; PartyNotFound otherwise. */
-  async #findSavings(externalId: string, idSubValue: string | undefined, operation: string): Promise<{ client: FineractClient; account: FineractSavingsSummary }> {
+  async #findSavings(
+    externalId: string,
+    idSubValue: string | undefined,
+    operation: string,
+    role: 'payee' | 'payer',
+  ): Promise<{ client: FineractClient; account: FineractSavingsSummary }> {
     const search = await this.#send({ operation, method: 'GET', path: `/clients?externalId=${encodeURIComponent(externalId)}&limit=2` });
-    if (search.status >= 400) throw declineFor(operation, search.status, search.body, 'payee');
+    if (search.status >= 400) throw declineFor(operation, search.status, search.body, role);
     const clients = parse2xx(this.#http, search, readClientPage)
       // Checked here too: a Fineract that ignored the filter would otherwise hand us someone else.
       .filter((client) => client.externalId === externalId);
@@ -187,7 +217,7 @@ export class FineractCoreBanking implements CoreBanking {
     if (client === undefined) throw new ConnectorError('PartyNotFound');
     if (clients.length > 1) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}: several clients share one external id`);
     const list = await this.#send({ operation, method: 'GET', path: `/clients/${client.id}/accounts` });
-    if (list.status >= 400) throw declineFor(operation, list.status, list.body, 'payee');
+    if (list.status >= 400) throw declineFor(operation, list.status, list.body, role);
     const account = chooseSavingsAccount(parse2xx(this.#http, list, readSavingsSummaries), idSubValue);
     if (account === undefined) throw new ConnectorError('PartyNotFound');
     return { client, account };

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../../domain/errors.js';
+import { CORE_BANKING_OPERATIONS } from '../intercept.js';
 import { FaultyCoreBanking } from './faulty-core-banking.js';
 import { SandboxCoreBanking } from './sandbox-core-banking.js';
 import { figuresOf, openTestBooks, type TestBooks } from './sandbox-test-books.js';
@@ -70,5 +71,14 @@ describe('FaultyCoreBanking', () => {
     expect(() => new FaultyCoreBanking(inner, { operations: ['reserve'], kind: 'unavailable', failures: 1, fraction: 0.5 })).toThrow('give either failures or fraction');
     expect(() => new FaultyCoreBanking(inner, { operations: ['reserve'], kind: 'unavailable', fraction: 1.5 })).toThrow('fraction must be within 0..1');
     expect(() => new FaultyCoreBanking(inner, { operations: ['reserve'], kind: 'unavailable', failures: -1 })).toThrow('failures must be a whole number');
+  });
+});
+
+describe('FaultyCoreBanking: every operation of the port', () => {
+  it.each(CORE_BANKING_OPERATIONS)('can fail %s', async (operation) => {
+    const faulty = new FaultyCoreBanking(inner, { operations: [operation], failures: 1, kind: 'unavailable' });
+    const call = faulty[operation] as (argument?: unknown) => Promise<unknown>;
+    expect(await errorNameOf(call(undefined))).toBe('InstitutionUnavailable');
+    expect(faulty.injected).toBe(1);
   });
 });

@@ -1,24 +1,10 @@
 import { ConnectorError } from '../../../domain/errors.js';
-import type { CoreBankingOperation } from '../intercept.js';
-import type { PartyId } from '../../../domain/identifiers.js';
-import type {
-  CollectRequest,
-  CollectResult,
-  CommitRequest,
-  CoreBanking,
-  CoreBankingCapabilities,
-  InstitutionTransactionStatus,
-  PartyDetails,
-  RefundRequest,
-  ReserveRequest,
-} from '../../../ports/core-banking.js';
-
-/** The operations a fault can be aimed at: all of the port's. */
-export type FaultyOperation = CoreBankingOperation;
+import type { CoreBanking } from '../../../ports/core-banking.js';
+import { interceptCoreBanking, type CoreBankingOperation } from '../intercept.js';
 
 export interface FaultOptions {
-  /** The operations that may fail; the others always pass through. */
-  readonly operations: readonly FaultyOperation[];
+  /** The operations that may fail (any of the port's); the others always pass through. */
+  readonly operations: readonly CoreBankingOperation[];
   /**
    * 'unavailable': fails before calling the institution (InstitutionUnavailable).
    * 'timeout': calls the institution, then fails as if the answer was lost (InstitutionTimeout),
@@ -34,12 +20,18 @@ export interface FaultOptions {
 }
 
 /**
+ * Merged with the class below: the port's members (name, capabilities, every operation) are
+ * those interceptCoreBanking builds, copied onto the instance in the constructor.
+ */
+export interface FaultyCoreBanking extends CoreBanking {}
+
+/**
  * Wraps any institution adapter and fails chosen operations: the first N calls, or a fraction
  * of them. Used by recovery tests ("the institution fails, then recovers") and fault harnesses.
+ * The operations are the inner adapter's, passed through interceptCoreBanking, so this class
+ * lists none of them.
  */
-export class FaultyCoreBanking implements CoreBanking {
-  readonly name: string;
-  readonly capabilities: CoreBankingCapabilities;
+export class FaultyCoreBanking {
   readonly #inner: CoreBanking;
   readonly #options: FaultOptions;
   readonly #random: () => number;
@@ -56,8 +48,7 @@ export class FaultyCoreBanking implements CoreBanking {
     this.#options = options;
     this.#random = options.random ?? Math.random;
     this.#failuresLeft = options.failures ?? 0;
-    this.name = inner.name;
-    this.capabilities = inner.capabilities;
+    Object.assign(this, interceptCoreBanking(inner, (operation, call) => this.#call(operation, call)));
   }
 
   /** How many calls this wrapper has failed so far. */
@@ -65,43 +56,11 @@ export class FaultyCoreBanking implements CoreBanking {
     return this.#injected;
   }
 
-  lookupParty(id: PartyId): Promise<PartyDetails> {
-    return this.#call('lookupParty', () => this.#inner.lookupParty(id));
-  }
-
-  reserve(request: ReserveRequest): Promise<void> {
-    return this.#call('reserve', () => this.#inner.reserve(request));
-  }
-
-  commit(request: CommitRequest): Promise<void> {
-    return this.#call('commit', () => this.#inner.commit(request));
-  }
-
-  release(reference: string): Promise<void> {
-    return this.#call('release', () => this.#inner.release(reference));
-  }
-
-  collect(request: CollectRequest): Promise<CollectResult> {
-    return this.#call('collect', () => this.#inner.collect(request));
-  }
-
-  refund(request: RefundRequest): Promise<void> {
-    return this.#call('refund', () => this.#inner.refund(request));
-  }
-
-  transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
-    return this.#call('transactionStatus', () => this.#inner.transactionStatus(reference));
-  }
-
-  health(): Promise<void> {
-    return this.#call('health', () => this.#inner.health());
-  }
-
   async close(): Promise<void> {
     await this.#inner.close?.();
   }
 
-  async #call<T>(operation: FaultyOperation, call: () => Promise<T>): Promise<T> {
+  async #call<T>(operation: CoreBankingOperation, call: () => Promise<T>): Promise<T> {
     if (!this.#shouldFail(operation)) return call();
     this.#injected += 1;
     if (this.#options.kind === 'unavailable') throw new ConnectorError('InstitutionUnavailable', `injected fault on ${operation}`);
@@ -110,7 +69,7 @@ export class FaultyCoreBanking implements CoreBanking {
     throw new ConnectorError('InstitutionTimeout', `injected fault on ${operation}: outcome unknown`);
   }
 
-  #shouldFail(operation: FaultyOperation): boolean {
+  #shouldFail(operation: CoreBankingOperation): boolean {
     if (!this.#options.operations.includes(operation)) return false;
     if (this.#options.fraction !== undefined) return this.#random() < this.#options.fraction;
     if (this.#failuresLeft === 0) return false;

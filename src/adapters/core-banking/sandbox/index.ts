@@ -2,7 +2,7 @@
 export { sandboxMigrations } from './sandbox-migrations.js';
 export { SandboxLedger, type SandboxTransactionStatus } from './ledger.js';
 export { SandboxCoreBanking, partyDetailsOf, type SandboxCoreBankingOptions } from './sandbox-core-banking.js';
-export { FaultyCoreBanking, type FaultOptions, type FaultyOperation } from './faulty-core-banking.js';
+export { FaultyCoreBanking, type FaultOptions } from './faulty-core-banking.js';
 export { seedSandbox } from './seed.js';
 export { parseSandboxAccountsFile, sandboxAccountsProblems } from './accounts-file.js';
 export { demoAccounts } from './demo-accounts.js';

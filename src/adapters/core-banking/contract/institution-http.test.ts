@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from '../../../domain/errors.js';
+import { expectConnectorError } from './core-banking-contract.js';
+import { startFixtureServer, type FixtureReply } from './fixture-server.js';
+import { InstitutionHttp } from './institution-http.js';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+
+async function start(reply: FixtureReply) {
+  const server = await startFixtureServer({ handle: () => reply, isWrite: () => false });
+  const http = new InstitutionHttp({ institution: 'bank', baseUrl: server.url, timeoutMs: 500 });
+  closers.push(() => server.close(), () => http.close());
+  return { server, http };
+}
+
+describe('InstitutionHttp.send', () => {
+  it.each([408, 429, 500, 503])('HTTP %i is an outage, never an answer an adapter could read as a decline', async (status) => {
+    const { http } = await start({ status, body: { code: 'DECLINED' } });
+    await expectConnectorError(http.send({ operation: 'commit', method: 'POST', path: '/x', json: {} }), 'InstitutionUnavailable', new RegExp(`bank commit: HTTP ${status}`));
+  });
+
+  it.each([400, 404, 409, 422])('HTTP %i comes back to the adapter', async (status) => {
+    const { http } = await start({ status, body: { code: 'DECLINED' } });
+    expect(await http.send({ operation: 'commit', method: 'POST', path: '/x', json: {} })).toEqual({ operation: 'commit', status, body: { code: 'DECLINED' } });
+  });
+
+  it('a body it cannot serialise is a programming error, thrown as is, and nothing is sent', async () => {
+    const { server, http } = await start({ status: 200, body: {} });
+    const sending = http.send({ operation: 'commit', method: 'POST', path: '/x', json: { amount: 12.5 } });
+    await expect(sending).rejects.toThrow(TypeError);
+    await expect(sending).rejects.not.toBeInstanceOf(ConnectorError);
+    expect(server.requests).toEqual([]);
+  });
+});

@@ -1,0 +1,105 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { errors as undiciErrors } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from '../../domain/errors.js';
+import { SdkClient, neverReachedSwitch, transportOutcome } from './sdk-client.js';
+
+function coded(code: string): Error {
+  return Object.assign(new Error(code), { code });
+}
+
+describe('neverReachedSwitch: only connect-phase errors prove the request was not sent', () => {
+  it.each([
+    ['ECONNREFUSED', coded('ECONNREFUSED')],
+    ['ENOTFOUND', coded('ENOTFOUND')],
+    ['EAI_AGAIN', coded('EAI_AGAIN')],
+    ['UND_ERR_CONNECT_TIMEOUT', coded('UND_ERR_CONNECT_TIMEOUT')],
+    ['undici ConnectTimeoutError', new undiciErrors.ConnectTimeoutError()],
+    ['every address refused', new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])],
+  ])('%s: never sent', (_name, error) => {
+    expect(neverReachedSwitch(error)).toBe(true);
+  });
+
+  it.each([
+    ['ECONNRESET', coded('ECONNRESET')],
+    ['EPIPE', coded('EPIPE')],
+    ['ETIMEDOUT', coded('ETIMEDOUT')],
+    ['undici SocketError', new undiciErrors.SocketError('other side closed')],
+    ['undici HeadersTimeoutError', new undiciErrors.HeadersTimeoutError()],
+    ['undici RequestAbortedError', new undiciErrors.RequestAbortedError()],
+    ['undici ResponseContentLengthMismatchError', new undiciErrors.ResponseContentLengthMismatchError()],
+    ['a parser error', coded('HPE_INVALID_CONSTANT')],
+    ['an error without a code', new TypeError('boom')],
+    ['not an error', 'ECONNREFUSED'],
+    ['nothing', undefined],
+    ['one address refused, another reset', new AggregateError([coded('ECONNREFUSED'), coded('ECONNRESET')])],
+    ['an empty AggregateError', new AggregateError([])],
+  ])('%s: may have been sent', (_name, error) => {
+    expect(neverReachedSwitch(error)).toBe(false);
+  });
+});
+
+describe('transportOutcome', () => {
+  const clientError = (cause: unknown) => new ConnectorError('SdkClientError', 'POST /transfers', { cause });
+
+  it('a request that never reached the switch failed: the transfer did not proceed', () => {
+    expect(transportOutcome('POST', '/transfers', clientError(coded('ECONNREFUSED')))).toEqual({
+      outcome: 'failed',
+      httpStatus: 0,
+      statusCode: 'none',
+      message: 'POST /transfers: ECONNREFUSED',
+    });
+  });
+
+  it('any other transport error leaves the outcome unknown', () => {
+    expect(transportOutcome('PUT', '/transfers/x', clientError(coded('EPIPE')))).toEqual({ outcome: 'unknown', reason: 'PUT /transfers/x: EPIPE; outcome unknown' });
+    expect(transportOutcome('PUT', '/transfers/x', clientError(new TypeError('boom')))).toMatchObject({ outcome: 'unknown' });
+    expect(transportOutcome('PUT', '/transfers/x', clientError(undefined))).toMatchObject({ outcome: 'unknown' });
+  });
+
+  it('a timeout is unknown, whatever its cause', () => {
+    const timeout = new ConnectorError('SdkTimeout', 'POST /transfers', { cause: coded('UND_ERR_CONNECT_TIMEOUT') });
+    expect(transportOutcome('POST', '/transfers', timeout)).toEqual({ outcome: 'unknown', reason: timeout.message });
+  });
+});
+
+describe('SdkClient transfer calls without an HTTP answer', () => {
+  const servers: Server[] = [];
+  const clients: SdkClient[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+
+  /** A TCP server that reads the request and answers with `reply` (raw bytes), then closes. */
+  async function rawServer(reply: string): Promise<string> {
+    const server = createServer((socket: Socket) => {
+      socket.once('data', () => socket.end(reply));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  function client(baseUrl: string): SdkClient {
+    const sdk = new SdkClient({ baseUrl, timeoutMs: 1000, transferTimeoutMs: 1000 });
+    clients.push(sdk);
+    return sdk;
+  }
+
+  const transfer = { homeTransactionId: 'h', from: { idType: 'MSISDN', idValue: '1' }, to: { idType: 'MSISDN', idValue: '2' } } as never;
+
+  it('a refused connection failed', async () => {
+    const baseUrl = await rawServer('');
+    await new Promise((resolve) => servers.pop()?.close(resolve));
+    expect(await client(baseUrl).initiateTransfer(transfer)).toMatchObject({ outcome: 'failed', httpStatus: 0, message: 'POST /transfers: ECONNREFUSED' });
+  });
+
+  it('an answer that is not HTTP came after the request was sent: unknown', async () => {
+    const baseUrl = await rawServer('NOT HTTP AT ALL\r\n\r\n');
+    const answer = await client(baseUrl).continueTransfer('t-1', { acceptQuote: true } as never);
+    expect(answer).toMatchObject({ outcome: 'unknown' });
+  });
+});
