@@ -1,9 +1,9 @@
 import { ConnectorError, assert, errorCodeOf, isConnectorError } from '../domain/errors.js';
-import type { InboundTransferState } from '../domain/inbound-transfer.js';
+import { canTransition, type InboundTransferState } from '../domain/inbound-transfer.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
-import type { InboundStore, TransferRecord } from '../ports/store.js';
+import type { InboundStore, TransferChanges, TransferRecord } from '../ports/store.js';
 
 export interface RetryPolicy {
   readonly baseBackoffMs: number;
@@ -55,7 +55,7 @@ export class InboundSettlement {
       });
     } catch (error) {
       if (isDecline(error)) {
-        const rejected = await this.store.transitionTransfer(transfer.transferId, ['RECEIVED'], 'REJECTED', {
+        const rejected = await this.transition(transfer.transferId, ['RECEIVED'], 'REJECTED', {
           errorName: error.errorName,
           errorMessage: error.publicMessage,
         });
@@ -66,7 +66,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const reserved = await this.store.transitionTransfer(transfer.transferId, ['RECEIVED'], 'RESERVED', {
+    const reserved = await this.transition(transfer.transferId, ['RECEIVED'], 'RESERVED', {
       completedTimestamp: this.clock.now().toISOString(),
       attempts: 0,
       nextAttemptAt: null,
@@ -107,7 +107,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const committed = await this.store.transitionTransfer(transfer.transferId, ['COMMITTING'], 'COMMITTED', {
+    const committed = await this.transition(transfer.transferId, ['COMMITTING'], 'COMMITTED', {
       attempts: 0,
       nextAttemptAt: null,
       lastError: null,
@@ -126,7 +126,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const aborted = await this.store.transitionTransfer(transfer.transferId, ['RELEASING'], 'ABORTED', {
+    const aborted = await this.transition(transfer.transferId, ['RELEASING'], 'ABORTED', {
       attempts: 0,
       nextAttemptAt: null,
       lastError: null,
@@ -143,7 +143,7 @@ export class InboundSettlement {
     to: 'COMMITTING' | 'RELEASING',
     notifiedState: string,
   ): Promise<TransferRecord> {
-    const moved = await this.store.transitionTransfer(transfer.transferId, from, to, { notifiedState });
+    const moved = await this.transition(transfer.transferId, from, to, { notifiedState });
     return moved ?? this.reread(transfer.transferId);
   }
 
@@ -158,6 +158,17 @@ export class InboundSettlement {
     }
     if (failed.needsAttention) this.logger.error(bindings, 'transfer needs manual attention; still retrying');
     else this.logger.warn(bindings, 'institution call failed; will retry');
+  }
+
+  /** A compare-and-set transition the state machine (src/domain/inbound-transfer.ts) allows. */
+  private transition(
+    transferId: string,
+    from: readonly InboundTransferState[],
+    to: InboundTransferState,
+    changes: TransferChanges,
+  ): Promise<TransferRecord | undefined> {
+    assert(from.every((state) => canTransition(state, to)), `transfer ${transferId}: ${from.join('|')} -> ${to} is not a transition`);
+    return this.store.transitionTransfer(transferId, from, to, changes);
   }
 
   async reread(transferId: string): Promise<TransferRecord> {

@@ -7,7 +7,7 @@ import type { TransferContinuation } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement.js';
 import { refundReference } from './outgoing-references.js';
-import type { OutgoingState } from '../domain/outgoing-payment.js';
+import { canTransitionOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
 
 type Payment = OutgoingPaymentRecord;
 
@@ -242,6 +242,8 @@ export class OutgoingSettlement {
 
   /** The same, answering undefined when the payment was not in one of `from`. */
   async tryMove(payment: Payment, from: readonly OutgoingState[], to: OutgoingState, changes: OutgoingChanges): Promise<Payment | undefined> {
+    // The state machine (src/domain/outgoing-payment.ts) is the one list of allowed moves.
+    assert(from.every((state) => canTransitionOutgoing(state, to)), `payment ${payment.homeTransactionId}: ${from.join('|')} -> ${to} is not a transition`);
     const moved = await this.store.transition(payment.homeTransactionId, from, to, {
       attempts: 0,
       nextAttemptAt: null,

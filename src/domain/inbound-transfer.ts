@@ -41,10 +41,6 @@ export function statesLeadingTo(to: InboundTransferState): InboundTransferState[
   return INBOUND_TRANSFER_STATES.filter((from) => TRANSITIONS[from].includes(to));
 }
 
-export function isFinal(state: InboundTransferState): boolean {
-  return TRANSITIONS[state].length === 0;
-}
-
 export function parseInboundTransferState(text: string): InboundTransferState {
   const state = INBOUND_TRANSFER_STATES.find((candidate) => candidate === text);
   if (state === undefined) throw new AssertionFailed(`stored transfer in unknown state ${text}`);

@@ -51,11 +51,6 @@ export function canTransitionOutgoing(from: OutgoingState, to: OutgoingState): b
   return TRANSITIONS[from].includes(to);
 }
 
-/** States from which `to` may be entered: the `from` list of a compare-and-set transition. */
-export function outgoingStatesLeadingTo(to: OutgoingState): OutgoingState[] {
-  return OUTGOING_STATES.filter((from) => TRANSITIONS[from].includes(to));
-}
-
 export function isFinalOutgoing(state: OutgoingState): boolean {
   return TRANSITIONS[state].length === 0;
 }
