@@ -5,12 +5,15 @@ import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';
+import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
 import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 type Body = Record<string, unknown>;
+/** The demo institution's currency (demo-accounts.ts). */
+const ZMW = 'ZMW';
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
@@ -52,7 +55,7 @@ describe('recovery', () => {
     h.clock.advance(4_001);
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     const after = await balances(h);
-    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n));
+    expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n, ZMW));
     expect(after.float.held).toBe('0');
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
     // A late retry from the switch finds it done.
@@ -78,23 +81,50 @@ describe('recovery', () => {
     const fakeSwitch = await startFakeSwitch();
     cleanups.push(() => fakeSwitch.close());
     const clock = new ManualClock();
-    // The institution takes 800 ms to credit; the switch connector gives up after 200 ms.
-    const slowCommit = (inner: CoreBanking): CoreBanking =>
+    // The institution's credit blocks until the test releases it, after the switch connector
+    // has hung up and the stop has begun.
+    let entered!: () => void;
+    const commitEntered = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const commitReleased = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Never leave the commit (and with it the first process's stop) blocked if the test fails.
+    cleanups.push(async () => {
+      release();
+    });
+    const blockedCommit = (inner: CoreBanking): CoreBanking =>
       interceptCoreBanking(inner, async (operation, call) => {
-        if (operation === 'commit') await sleep(800);
+        if (operation === 'commit') {
+          entered();
+          await commitReleased;
+        }
         return call();
       });
-    const first = await startHarness({ fakeSwitch, clock, overrides: { wrapCoreBanking: slowCommit } });
+    const first = await startHarness({ fakeSwitch, clock, overrides: { wrapCoreBanking: blockedCommit } });
     const before = await balances(first);
     const { transferId, payeeAccount } = await reserve(first, '100');
+    const hangUp = new AbortController();
     const abandoned = request(`${first.incomingUrl}/transfers/${transferId}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(notification('COMPLETED')),
-      signal: AbortSignal.timeout(200),
+      signal: hangUp.signal,
     });
+    await commitEntered;
+    hangUp.abort();
     await expect(abandoned).rejects.toThrow();
-    await first.stop();
+    let stopped = false;
+    const stopping = first.stop().then(() => {
+      stopped = true;
+    });
+    // The stop cannot finish while the credit is still blocked.
+    await sleep(100);
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
 
     const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
     cleanups.push(async () => {
@@ -104,7 +134,7 @@ describe('recovery', () => {
     // Finished by the first process during its stop, with no recovery pass in between.
     expect((await second.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
     const after = await balances(second);
-    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n));
+    expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n, ZMW));
     expect(after.float.held).toBe('0');
   });
 
@@ -138,7 +168,7 @@ describe('recovery', () => {
     expect(await states()).toEqual(['COMMITTED', 'COMMITTED', 'COMMITTED']);
     const after = await balances(h);
     expect(after.float.held).toBe('0');
-    expect(after.float.balance).toBe(addMinor(before.float.balance, -(990n + 1980n + 2970n)));
+    expect(after.float.balance).toBe(formatMinorUnits(toMinorUnits(before.float.balance, ZMW) - (990n + 1980n + 2970n), ZMW));
   });
 
   it('after a restart between reservation and notification, the worker asks the switch and commits', async () => {
@@ -168,7 +198,7 @@ describe('recovery', () => {
     clock.advance(120_001);
     expect(await second.app.recovery.runOnce()).toEqual({ claimed: 3, finished: 3, failed: 0 });
     const after = await balances(second);
-    expect(after.of(payeeAccount).balance).toBe(addMinor(before.of(payeeAccount).balance, 9900n + 990n));
+    expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n + 990n, ZMW));
     expect(after.float.held).toBe('0');
     expect((await second.call('GET', `/transfers/${aborted.transferId}`)).body).toMatchObject({ transferState: 'ABORTED' });
     expect(fakeSwitch.requests.filter((r) => r.method === 'GET')).toHaveLength(3);
@@ -208,10 +238,3 @@ describe('health', () => {
     });
   });
 });
-
-function addMinor(balance: string, minor: bigint): string {
-  const [whole = '0', fraction = ''] = balance.split('.');
-  const total = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0')) + minor;
-  const cents = (total % 100n).toString().padStart(2, '0').replace(/0+$/, '');
-  return cents === '' ? (total / 100n).toString() : `${total / 100n}.${cents}`;
-}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { accountOf, balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
@@ -146,8 +147,8 @@ describe('incoming transfers: notification', () => {
       expect(await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
     }
     const after = await balances(h);
-    expect(after.of(payeeAccount).balance).toBe(add(before.of(payeeAccount).balance, '99'));
-    expect(after.float).toEqual({ balance: add(before.float.balance, '-99'), held: '0' });
+    expect(after.of(payeeAccount).balance).toBe(addMoney(zmw(before.of(payeeAccount).balance), zmw('99')).amount);
+    expect(after.float).toEqual({ balance: subtractMoney(zmw(before.float.balance), zmw('99')).amount, held: '0' });
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
   });
 
@@ -158,8 +159,8 @@ describe('incoming transfers: notification', () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))));
     for (const answer of answers) expect(answer).toEqual({ status: 200, body: {} });
     const after = await balances(h);
-    expect(after.of(payeeAccount).balance).toBe(add(before.of(payeeAccount).balance, '49.5'));
-    expect(after.float).toEqual({ balance: add(before.float.balance, '-49.5'), held: '0' });
+    expect(after.of(payeeAccount).balance).toBe(addMoney(zmw(before.of(payeeAccount).balance), zmw('49.5')).amount);
+    expect(after.float).toEqual({ balance: subtractMoney(zmw(before.float.balance), zmw('49.5')).amount, held: '0' });
   });
 
   it('PATCH has the same semantics as PUT', async () => {
@@ -221,19 +222,9 @@ function withIlpAmount(body: Body, amount: string): Body {
   const ilpPacket = body['ilpPacket'] as { data: Body };
   return { ...body, ilpPacket: { data: { ...ilpPacket.data, amount: { amount, currency: 'ZMW' } } } };
 }
-
-function add(a: string, b: string): string {
-  // Test-side arithmetic on ZMW (2 decimals) through integers of minor units.
-  const toMinor = (text: string): bigint => {
-    const negative = text.startsWith('-');
-    const [whole = '0', fraction = ''] = text.replace('-', '').split('.');
-    const value = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0'));
-    return negative ? -value : value;
-  };
-  const sum = toMinor(a) + toMinor(b);
-  const whole = sum / 100n;
-  const fraction = (sum % 100n).toString().padStart(2, '0').replace(/0+$/, '');
-  return fraction === '' ? whole.toString() : `${whole}.${fraction}`;
+/** An amount of the demo institution's currency, for the money helpers. */
+function zmw(amount: string): Money {
+  return { amount, currency: 'ZMW' };
 }
 
 export { accountOf };

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
+import { addMoney, type Money } from '../../src/domain/money.js';
 import type { OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
@@ -50,7 +51,7 @@ describe('outgoing payments, bank flow', () => {
 
     const after = await balances(h);
     expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(add(before.of(SETTLEMENT_ACCOUNT).balance, '100'));
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(addMoney(zmw(before.of(SETTLEMENT_ACCOUNT).balance), zmw('100')).amount);
     const status = await h.callOutgoing('GET', `/send-money/${transferId}`);
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ state: 'COMPLETED', needsAttention: false, lastError: null, error: null, switchState: 'COMPLETED' });
@@ -239,7 +240,7 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([`/transfers/${transferId}`]);
     const after = await balances(h);
     expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(add(before.of(SETTLEMENT_ACCOUNT).balance, '100'));
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(addMoney(zmw(before.of(SETTLEMENT_ACCOUNT).balance), zmw('100')).amount);
   });
 
   it('a hang is outcome unknown: nothing is refunded until the switch says; ABORTED then refunds once', async () => {
@@ -354,12 +355,7 @@ describe('outgoing payments, bank flow: refunds', () => {
   });
 });
 
-function add(a: string, b: string): string {
-  const toCents = (x: string): bigint => {
-    const [whole = '0', fraction = ''] = x.split('.');
-    return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0'));
-  };
-  const total = toCents(a) + toCents(b);
-  const cents = (total % 100n).toString().padStart(2, '0').replace(/0+$/, '');
-  return cents === '' ? (total / 100n).toString() : `${total / 100n}.${cents}`;
+/** An amount of the demo institution's currency, for the money helpers. */
+function zmw(amount: string): Money {
+  return { amount, currency: 'ZMW' };
 }

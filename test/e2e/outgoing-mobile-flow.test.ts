@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { addMoney, type Money } from '../../src/domain/money.js';
 import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import type { OutboundScript } from '../support/fake-switch.js';
@@ -53,7 +54,7 @@ describe('outgoing payments, mobile-operator flow', () => {
     expect(switchPuts()).toEqual([{ acceptQuote: true }]);
     const after = await balances(h);
     expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(plus(before.of(SETTLEMENT_ACCOUNT).balance, 100n));
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(addMoney(zmw(before.of(SETTLEMENT_ACCOUNT).balance), zmw('100')).amount);
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', callbackCode: 'TS', flow: 'mobile-operator' });
 
     expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
@@ -178,9 +179,7 @@ describe('outgoing payments, mobile-operator flow', () => {
   });
 });
 
-function plus(balance: string, minor: bigint): string {
-  const [whole = '0', fraction = ''] = balance.split('.');
-  const total = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0')) + minor * 100n;
-  const cents = (total % 100n).toString().padStart(2, '0').replace(/0+$/, '');
-  return cents === '' ? (total / 100n).toString() : `${total / 100n}.${cents}`;
+/** An amount of the demo institution's currency, for the money helpers. */
+function zmw(amount: string): Money {
+  return { amount, currency: 'ZMW' };
 }

@@ -41,6 +41,16 @@ async function restartable(env: Record<string, string> = {}): Promise<Restartabl
   };
 }
 
+function switchPuts(fakeSwitch: FakeSwitch, transferId: string): unknown[] {
+  return fakeSwitch.requests.filter((r) => r.method === 'PUT' && r.path === `/transfers/${transferId}`).map((r) => r.body);
+}
+
+/** Waits until the switch has received the accept (as in test/replicas/outgoing-accept-once.test.ts). */
+async function untilSwitchGot(fakeSwitch: FakeSwitch, transferId: string): Promise<void> {
+  for (let i = 0; i < 200 && switchPuts(fakeSwitch, transferId).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(switchPuts(fakeSwitch, transferId)).toEqual([{ acceptQuote: true }]);
+}
+
 /** Leaves a payment in `state` as a process that died right after that transition would. */
 async function crashIn(h: Harness, homeTransactionId: string, from: OutgoingState, to: OutgoingState): Promise<void> {
   const moved = await new SqlOutgoingStore(h.app.database, () => h.clock.now()).transition(homeTransactionId, [from], to);
@@ -111,13 +121,17 @@ describe('outgoing payments survive a restart', () => {
     fakeSwitch.script(home, { accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
     const transferId = String((await initiate(first, body))['transferId']);
     await channelDebit(first, home, '100');
-    // The channel gives up on the accept long before the switch's time limit (1.5 s here).
+    // The channel gives up on the accept once it is at the switch, long before the switch's time
+    // limit (1.5 s here).
+    const hangUp = new AbortController();
     const abandoned = request(`${first.outgoingUrl}/send-money/${transferId}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', 'x-api-key': TEST_CHANNEL_API_KEY },
       body: JSON.stringify({ acceptQuote: true }),
-      signal: AbortSignal.timeout(200),
+      signal: hangUp.signal,
     });
+    await untilSwitchGot(fakeSwitch, transferId);
+    hangUp.abort();
     await expect(abandoned).rejects.toThrow();
     const second = await restart();
     // The accept's handler ran to its end during the stop: the timeout moved the payment on and

@@ -122,7 +122,7 @@ describe('PostgresDatabase', () => {
         );
         const waitedMs = performance.now() - startedAt;
         expect(waitedMs).toBeGreaterThanOrEqual(300);
-        expect(waitedMs).toBeLessThan(1_500);
+        expect(waitedMs).toBeLessThan(10_000);
         expect(await tableNames(database)).toStrictEqual([]);
 
         await holder.query('commit');
@@ -170,22 +170,32 @@ describe('PostgresDatabase', () => {
     it('runs transactions in parallel on at most poolMax connections', async () => {
       const database = new PostgresDatabase({ url: sharedUrl(), poolMax: 3 });
       try {
+        let inFlight = 0;
+        let maxInFlight = 0;
         const startedAt = performance.now();
         const pids = await Promise.all(
           Array.from({ length: 12 }, () =>
             database.transaction<AnySchema, number>(async (trx) => {
-              const result = await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.1)`.execute(trx);
-              const pid = result.rows[0]?.pid;
-              if (typeof pid !== 'number') throw new Error('no backend pid');
-              return pid;
+              inFlight += 1;
+              maxInFlight = Math.max(maxInFlight, inFlight);
+              try {
+                const result = await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.1)`.execute(trx);
+                const pid = result.rows[0]?.pid;
+                if (typeof pid !== 'number') throw new Error('no backend pid');
+                return pid;
+              } finally {
+                inFlight -= 1;
+              }
             }),
           ),
         );
         const elapsedMs = performance.now() - startedAt;
         expect(new Set(pids).size).toBe(3);
-        // Twelve 100 ms transactions three at a time: four rounds, neither serial nor unbounded.
+        // Twelve transactions, exactly three of them in flight at the peak: neither serial nor
+        // unbounded. Twelve 100 ms sleeps three at a time take at least four rounds.
+        expect(maxInFlight).toBe(3);
+        expect(inFlight).toBe(0);
         expect(elapsedMs).toBeGreaterThanOrEqual(400);
-        expect(elapsedMs).toBeLessThan(1_200);
       } finally {
         await database.close();
       }

@@ -72,18 +72,31 @@ describe('SqliteDatabase group commit', () => {
   it('commits what arrives during a group in the next group', async () => {
     const database = new SqliteDatabase(path);
     await database.migrate([itemsMigration]);
+    /** What ran and what settled, in order: the second must not run inside the first's group. */
+    const events: string[] = [];
     const later: Promise<void>[] = [];
-    await database.transaction<ItemsSchema, void>(async (trx) => {
-      await trx.insertInto('items').values({ id: 1, label: 'first' }).execute();
-      // Queued, not awaited, while the first group is being written.
-      later.push(
-        database.transaction<ItemsSchema, void>(async (inner) => {
-          await inner.insertInto('items').values({ id: 2, label: 'second' }).execute();
-        }),
-      );
-    });
+    await database
+      .transaction<ItemsSchema, void>(async (trx) => {
+        events.push('first runs');
+        await trx.insertInto('items').values({ id: 1, label: 'first' }).execute();
+        // Queued, not awaited, while the first group is being written.
+        later.push(
+          database
+            .transaction<ItemsSchema, void>(async (inner) => {
+              events.push('second runs');
+              await inner.insertInto('items').values({ id: 2, label: 'second' }).execute();
+            })
+            .then(() => {
+              events.push('second committed');
+            }),
+        );
+      })
+      .then(() => {
+        events.push('first committed');
+      });
     await Promise.all(later);
-    expect(later).toHaveLength(1);
+    // Had the second joined the first's group, it would have run before the first committed.
+    expect(events).toStrictEqual(['first runs', 'first committed', 'second runs', 'second committed']);
     await database.close();
 
     const reopened = new SqliteDatabase(path);

@@ -85,10 +85,27 @@ export class ConnectorChild {
     return this.#tail.join('\n');
   }
 
-  /** A crash: SIGKILL, no shutdown handler runs. Resolves once the process is gone. */
-  async kill(): Promise<void> {
-    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill('SIGKILL');
+  /**
+   * A crash: SIGKILL, no shutdown handler runs. Resolves once the process is gone, with true
+   * when this SIGKILL ended a live process, and false when the process had already exited
+   * (on its own, or by an earlier kill or stop) so that nothing was killed.
+   */
+  async kill(): Promise<boolean> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) {
+      await this.#exited;
+      return false;
+    }
+    this.#child.kill('SIGKILL');
     await this.#exited;
+    // A process that died on its own just before the signal reports its own exit code instead.
+    return this.#child.signalCode === 'SIGKILL';
+  }
+
+  /** How the process ended ("running" while it runs), for a failure message. */
+  exitStatus(): string {
+    if (this.#child.signalCode !== null) return `signal ${this.#child.signalCode}`;
+    if (this.#child.exitCode !== null) return `exit code ${this.#child.exitCode}`;
+    return 'running';
   }
 
   /** A clean stop (SIGTERM): finishes requests under way and closes the database. */

@@ -19,6 +19,7 @@ import { PUT_RETRIES, SwitchDriver, sleep, statusCodeOf, type Answer, type FlowR
 
 export interface CrashRunOptions {
   readonly seed: number;
+  /** SIGKILLs of a running connector, at least 1; the run may add kills during start-up. */
   readonly kills: number;
   /** A SQLite path or a postgres:// URL, given to the connector as DATABASE_URL. */
   readonly databaseUrl: string;
@@ -39,7 +40,11 @@ export interface CrashRunOptions {
 }
 
 export interface CrashRunResult {
+  /** SIGKILLs the run planned: options.kills plus the kills during start-up it drew. */
+  readonly plannedKills: number;
+  /** SIGKILLs that ended a live process (ConnectorChild.kill() answered true). */
   readonly kills: number;
+  /** Of those, the ones that hit a process still starting. */
   readonly killsDuringStart: number;
   readonly flows: readonly FlowRecord[];
   readonly driver: SwitchDriver;
@@ -64,6 +69,9 @@ export function crashSeed(): number {
 }
 
 export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRunResult> {
+  if (!Number.isInteger(options.kills) || options.kills < 1) {
+    throw new Error(`a crash run needs at least one kill (CRASH_KILLS), got ${String(options.kills)}`);
+  }
   const random = seededRandom(options.seed);
   const fakeSwitch = await startFakeSwitch();
   const incomingPort = await freePort();
@@ -94,10 +102,10 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
     requestTimeoutMs: 10_000,
   });
   const database = await options.openDatabase();
+  let stopping = false;
   try {
     const plans = await channelDebits(options, outgoing, database, childOptions(false));
     child = await ConnectorChild.start(childOptions(true));
-    let stopping = false;
     const workers = Array.from({ length: options.workers }, async () => {
       while (!stopping && driver.flows.length < options.maxFlows) {
         const flow = driver.plan();
@@ -114,17 +122,27 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
         if (plan !== undefined) await outgoing.run(plan);
       }
     });
+    let plannedKills = 0;
+    let kills = 0;
     let killsDuringStart = 0;
+    /** Kills the connector; a process that was already gone crashed by itself: the run fails. */
+    const crash = async (victim: ConnectorChild, what: string): Promise<void> => {
+      plannedKills += 1;
+      if (!(await victim.kill())) {
+        throw new Error(`kill ${plannedKills} (${what}) found connector ${victim.pid} already dead (${victim.exitStatus()}): it crashed by itself:\n${victim.tail()}`);
+      }
+      kills += 1;
+    };
     for (let kill = 1; kill <= options.kills; kill += 1) {
       await sleep(30 + Math.floor(random() * 570));
-      await child.kill();
+      await crash(child, 'running');
       await sleep(Math.floor(random() * 100));
       const last = kill === options.kills;
       if (!last && random() < 0.15) {
         // Kill it again while it starts: migrations, seeding and the first recovery pass.
         child = ConnectorChild.spawn(childOptions(true));
         await sleep(Math.floor(random() * 250));
-        await child.kill();
+        await crash(child, 'during start-up');
         killsDuringStart += 1;
       }
       child = await ConnectorChild.start(childOptions(!last));
@@ -142,7 +160,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
       balanceChanges: outgoingReport.balanceChanges,
     });
     return {
-      kills: options.kills + killsDuringStart,
+      plannedKills,
+      kills,
       killsDuringStart,
       flows: driver.flows,
       driver,
@@ -153,6 +172,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
       outgoingReport,
     };
   } finally {
+    // Also when the run fails half way: the payment loops must not go on against a closed switch.
+    stopping = true;
     await child?.kill();
     await database.close();
     await fakeSwitch.close();
