@@ -1,7 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
 import { parseInboundTransferState, type InboundTransferState } from '../../domain/inbound-transfer.js';
-import { isPartyIdType, type PartyIdType } from '../../domain/identifiers.js';
-import { AssertionFailed } from '../../domain/errors.js';
 import type {
   InboundStore,
   InsertResult,
@@ -12,6 +10,7 @@ import type {
   TransferRecord,
 } from '../../ports/store.js';
 import { claimDueKeys } from './lease-claim.js';
+import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface QuotesTable {
@@ -287,12 +286,3 @@ function transferFromRow(row: Selectable<InboundTransfersTable>): TransferRecord
   };
 }
 
-function amountTypeOf(text: string): 'SEND' | 'RECEIVE' {
-  if (text === 'SEND' || text === 'RECEIVE') return text;
-  throw new AssertionFailed(`stored amount type ${text}`);
-}
-
-function idTypeOf(text: string): PartyIdType {
-  if (isPartyIdType(text)) return text;
-  throw new AssertionFailed(`stored identifier type ${text}`);
-}

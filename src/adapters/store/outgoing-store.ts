@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { parseOutgoingState, type OutgoingState } from '../../domain/outgoing-payment.js';
 import { AssertionFailed } from '../../domain/errors.js';
-import { isPartyIdType, type PartyIdType } from '../../domain/identifiers.js';
 import type { OutgoingFlow } from '../../ports/core-banking.js';
 import type {
   ClaimOptions,
@@ -12,6 +11,7 @@ import type {
   PaymentKind,
 } from '../../ports/outgoing-store.js';
 import { claimDueKeys } from './lease-claim.js';
+import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface OutgoingPaymentsTable {
@@ -239,17 +239,8 @@ function kindOf(text: string): PaymentKind {
   throw new AssertionFailed(`stored payment kind ${text}`);
 }
 
-function amountTypeOf(text: string): 'SEND' | 'RECEIVE' {
-  if (text === 'SEND' || text === 'RECEIVE') return text;
-  throw new AssertionFailed(`stored amount type ${text}`);
-}
-
 function flowOf(text: string): OutgoingFlow {
   if (text === 'bank' || text === 'mobile-operator') return text;
   throw new AssertionFailed(`stored outgoing flow ${text}`);
 }
 
-function idTypeOf(text: string): PartyIdType {
-  if (isPartyIdType(text)) return text;
-  throw new AssertionFailed(`stored identifier type ${text}`);
-}
