@@ -1,9 +1,9 @@
-import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from '../../src/adapters/core-banking/airtel/airtel-fixture.js';
-import type { FixtureSeed } from '../../src/adapters/core-banking/contract/fixture-books.js';
-import type { FixtureInstitution } from '../../src/adapters/core-banking/contract/fixture-institution.js';
-import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture } from '../../src/adapters/core-banking/fineract/fineract-fixture.js';
-import { MINIBANK_FIXTURE_API_KEY, startMiniBankFixture } from '../../src/adapters/core-banking/minibank/minibank-fixture.js';
-import { startRestFixture } from '../../src/adapters/core-banking/rest/rest-fixture.js';
+import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from '../institutions/airtel/airtel-fixture.js';
+import type { FixtureSeed } from '../institutions/fixture-books.js';
+import type { FixtureInstitution } from '../institutions/fixture-institution.js';
+import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture } from '../institutions/fineract/fineract-fixture.js';
+import { MINIBANK_FIXTURE_API_KEY, startMiniBankFixture } from '../institutions/minibank/minibank-fixture.js';
+import { startRestFixture } from '../institutions/rest/rest-fixture.js';
 import type { Env } from '../../src/config.js';
 import type { OutgoingFlow } from '../../src/ports/core-banking.js';
 import { ManualClock, startHarness, type Harness, type HarnessOptions } from './harness.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isConnectorError } from '../../domain/errors.js';
 import { withFaults, type FaultSettings } from './fault-settings.js';
 import { SandboxCoreBanking } from './sandbox/index.js';
-import { openTestBooks, figuresOf, type TestBooks } from './sandbox/sandbox-test-books.js';
+import { openTestBooks, figuresOf, type TestBooks } from '../../../test/institutions/sandbox/sandbox-test-books.js';
 
 const books: TestBooks[] = [];
 afterEach(async () => {

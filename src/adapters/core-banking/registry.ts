@@ -1,7 +1,7 @@
 import type { Env } from '../../config.js';
 import type { Clock } from '../../ports/clock.js';
 import type { CoreBanking } from '../../ports/core-banking.js';
-import { describeSettings, type SettingDescription } from './contract/adapter-settings.js';
+import { describeSettings, type SettingDescription } from './shared/adapter-settings.js';
 import { AirtelCoreBanking } from './airtel/airtel-core-banking.js';
 import { airtelSettings, readAirtelOptions, type AirtelOptions } from './airtel/airtel-options.js';
 import { FineractCoreBanking } from './fineract/fineract-core-banking.js';

@@ -7,7 +7,7 @@ import {
   requiredSecretSetting,
   textSetting,
   urlSetting,
-} from '../contract/adapter-settings.js';
+} from '../shared/adapter-settings.js';
 
 /** Settings of the Airtel Money adapter (CBS_ADAPTER=airtel), all prefixed AIRTEL_. */
 export const airtelSettings = {

@@ -1,8 +1,8 @@
 import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type { InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
-import { JsonNumber } from '../contract/decimal-json.js';
-import { MalformedResponse, WireRecord, amountFromText, isRecord, optionalField } from '../contract/wire-reader.js';
+import { JsonNumber } from '../shared/decimal-json.js';
+import { MalformedResponse, WireRecord, amountFromText, isRecord, optionalField } from '../shared/wire-reader.js';
 import {
   COLLECTION_CODES,
   DISBURSEMENT_CODES,

@@ -12,9 +12,9 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
-import { JsonNumber } from '../contract/decimal-json.js';
-import { InstitutionHttp, parse2xx, readWire, type InstitutionAnswer, type InstitutionRequest } from '../contract/institution-http.js';
-import { amountForWire } from '../contract/wire-reader.js';
+import { JsonNumber } from '../shared/decimal-json.js';
+import { InstitutionHttp, parse2xx, readWire, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
+import { amountForWire } from '../shared/wire-reader.js';
 import type { FineractOptions } from './fineract-options.js';
 import {
   checkBookedAmounts,

@@ -1,5 +1,5 @@
 import type { Env } from '../../../config.js';
-import { integerSetting, readSettings, requiredSecretSetting, textSetting, urlSetting } from '../contract/adapter-settings.js';
+import { integerSetting, readSettings, requiredSecretSetting, textSetting, urlSetting } from '../shared/adapter-settings.js';
 
 /** Settings of the Apache Fineract adapter (CBS_ADAPTER=fineract), all prefixed FINERACT_. */
 export const fineractSettings = {

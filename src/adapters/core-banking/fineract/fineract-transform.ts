@@ -1,7 +1,7 @@
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
-import { MalformedResponse, WireRecord, isRecord, optionalField } from '../contract/wire-reader.js';
+import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
 import {
   FINERACT_TRANSACTION_TYPE,
   type FineractClient,

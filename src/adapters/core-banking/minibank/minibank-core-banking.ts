@@ -11,8 +11,8 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
-import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../contract/institution-http.js';
-import { MalformedResponse, WireRecord } from '../contract/wire-reader.js';
+import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
+import { MalformedResponse, WireRecord } from '../shared/wire-reader.js';
 import type { MiniBankOptions } from './minibank-options.js';
 import { fromMinor, readCustomers, readFloatBalance, readPayment, refusal, toMinor, toPartyDetails, toTransactionStatus } from './minibank-transform.js';
 import type { MiniBankPaymentRequest } from './minibank-wire.js';

@@ -1,5 +1,5 @@
 import type { Env } from '../../../config.js';
-import { integerSetting, readSettings, requiredSecretSetting, urlSetting } from '../contract/adapter-settings.js';
+import { integerSetting, readSettings, requiredSecretSetting, urlSetting } from '../shared/adapter-settings.js';
 
 /** Settings of the MiniBank toy adapter (CBS_ADAPTER=minibank), all prefixed MINIBANK_. */
 export const minibankSettings = {

@@ -2,7 +2,7 @@ import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
-import { MalformedResponse, WireRecord, isRecord, optionalField } from '../contract/wire-reader.js';
+import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
 import type { MiniBankCustomer, MiniBankPayment } from './minibank-wire.js';
 
 /** Pure conversions between MiniBank's wire and the port. Minor units go through money.ts. */

@@ -11,8 +11,8 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
-import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../contract/institution-http.js';
-import { MalformedResponse, WireRecord, amountForWire, optionalField } from '../contract/wire-reader.js';
+import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
+import { MalformedResponse, WireRecord, amountForWire, optionalField } from '../shared/wire-reader.js';
 import type { RestOptions } from './rest-options.js';
 import {
   checkReservationEcho,

@@ -1,6 +1,6 @@
 import type { Env } from '../../../config.js';
 import type { OutgoingFlow } from '../../../ports/core-banking.js';
-import { flowSetting, integerSetting, readSettings, secretSetting, urlSetting } from '../contract/adapter-settings.js';
+import { flowSetting, integerSetting, readSettings, secretSetting, urlSetting } from '../shared/adapter-settings.js';
 
 /** Settings of the reference API adapter (CBS_ADAPTER=rest), all prefixed REST_CBS_. */
 export const restSettings = {

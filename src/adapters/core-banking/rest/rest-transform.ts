@@ -2,7 +2,7 @@ import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import { PARTY_ID_TYPES, type PartyId } from '../../../domain/identifiers.js';
 import type { PostalAddress } from '../../../domain/iso20022.js';
 import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
-import { MalformedResponse, WireRecord, optionalField as optional } from '../contract/wire-reader.js';
+import { MalformedResponse, WireRecord, optionalField as optional } from '../shared/wire-reader.js';
 import {
   REST_ACCOUNT_STATUSES,
   REST_RESERVATION_STATES,

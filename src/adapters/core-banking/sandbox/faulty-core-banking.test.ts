@@ -3,7 +3,7 @@ import { ConnectorError } from '../../../domain/errors.js';
 import { CORE_BANKING_OPERATIONS } from '../intercept.js';
 import { FaultyCoreBanking } from './faulty-core-banking.js';
 import { SandboxCoreBanking } from './sandbox-core-banking.js';
-import { figuresOf, openTestBooks, type TestBooks } from './sandbox-test-books.js';
+import { figuresOf, openTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 
 const request = { reference: 't-1', amount: { amount: '12.5', currency: 'ZMW' }, payeeAccountId: 'acc-payee' };
 

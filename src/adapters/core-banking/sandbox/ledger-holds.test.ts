@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { SandboxLedger } from './ledger.js';
-import { TEST_ACCOUNTS, figuresOf, openTestBooks, type TestBooks } from './sandbox-test-books.js';
+import { TEST_ACCOUNTS, figuresOf, openTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 
 const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
 const REF = '01JDV6M3AZ6XK1B0SPZ8Q4W2RA';

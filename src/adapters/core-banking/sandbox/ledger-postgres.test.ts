@@ -4,7 +4,7 @@ import { ConnectorError } from '../../../domain/errors.js';
 import { PostgresDatabase } from '../../store/postgres-database.js';
 import { SandboxLedger } from './ledger.js';
 import { sandboxMigrations } from './sandbox-migrations.js';
-import { TEST_ACCOUNTS, figuresOf } from './sandbox-test-books.js';
+import { TEST_ACCOUNTS, figuresOf } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 import { seedSandbox } from './seed.js';
 
 /**

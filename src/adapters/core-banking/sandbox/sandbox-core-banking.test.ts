@@ -3,7 +3,7 @@ import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import { POSTAL_ADDRESS_KEYS } from '../../../domain/iso20022.js';
 import { demoAccounts } from './demo-accounts.js';
 import { SandboxCoreBanking } from './sandbox-core-banking.js';
-import { figuresOf, openTestBooks, type TestBooks } from './sandbox-test-books.js';
+import { figuresOf, openTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 import { seedSandbox } from './seed.js';
 
 const zmw = (amount: string) => ({ amount, currency: 'ZMW' });

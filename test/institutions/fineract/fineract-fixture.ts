@@ -1,9 +1,9 @@
-import { JsonNumber } from '../contract/decimal-json.js';
-import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
-import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
-import { isRecord } from '../contract/wire-reader.js';
-import { FINERACT_TRANSACTION_TYPE } from './fineract-wire.js';
+import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../fixture-books.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
+import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fineract/fineract-wire.js';
 
 /**
  * A fixture Apache Fineract on loopback: tenants and basic authentication, clients found by

@@ -1,6 +1,6 @@
-import { systemClock } from '../../../ports/clock.js';
-import { runCoreBankingContract } from '../contract/core-banking-contract.js';
-import { AirtelCoreBanking } from './airtel-core-banking.js';
+import { systemClock } from '../../../src/ports/clock.js';
+import { runCoreBankingContract } from '../core-banking-contract.js';
+import { AirtelCoreBanking } from '../../../src/adapters/core-banking/airtel/airtel-core-banking.js';
 import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from './airtel-fixture.js';
 
 runCoreBankingContract({

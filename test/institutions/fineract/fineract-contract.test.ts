@@ -1,6 +1,6 @@
-import { systemClock } from '../../../ports/clock.js';
-import { runCoreBankingContract } from '../contract/core-banking-contract.js';
-import { FineractCoreBanking } from './fineract-core-banking.js';
+import { systemClock } from '../../../src/ports/clock.js';
+import { runCoreBankingContract } from '../core-banking-contract.js';
+import { FineractCoreBanking } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture } from './fineract-fixture.js';
 
 runCoreBankingContract({

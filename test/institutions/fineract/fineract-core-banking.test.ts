@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../../ports/clock.js';
-import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../contract/core-banking-contract.js';
-import { JsonNumber } from '../contract/decimal-json.js';
-import { startFixtureServer, type FixtureReply } from '../contract/fixture-server.js';
-import { FineractCoreBanking } from './fineract-core-banking.js';
+import type { Clock } from '../../../src/ports/clock.js';
+import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
+import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
+import { FineractCoreBanking } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture, type FineractFixture } from './fineract-fixture.js';
-import { readFineractOptions, type FineractOptions } from './fineract-options.js';
-import { accountStatusOf, declineFor, statusFromFloat } from './fineract-transform.js';
+import { readFineractOptions, type FineractOptions } from '../../../src/adapters/core-banking/fineract/fineract-options.js';
+import { accountStatusOf, declineFor, statusFromFloat } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

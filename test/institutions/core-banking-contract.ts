@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
-import { addMoney } from '../../../domain/money.js';
-import type { CoreBanking, CoreBankingCapabilities } from '../../../ports/core-banking.js';
+import { ConnectorError, type ErrorName } from '../../src/domain/errors.js';
+import { addMoney } from '../../src/domain/money.js';
+import type { CoreBanking, CoreBankingCapabilities } from '../../src/ports/core-banking.js';
 import type { FixtureSeed } from './fixture-books.js';
 import type { Fault, FaultTarget } from './fixture-server.js';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTRACT_SEED, PAYEE, expectConnectorError } from '../contract/core-banking-contract.js';
-import type { FixtureInstitution } from '../contract/fixture-institution.js';
-import { startFixtureServer, type FixtureReply, type FixtureServer } from '../contract/fixture-server.js';
-import { RestCoreBanking } from './rest-core-banking.js';
+import { CONTRACT_SEED, PAYEE, expectConnectorError } from '../core-banking-contract.js';
+import type { FixtureInstitution } from '../fixture-institution.js';
+import { startFixtureServer, type FixtureReply, type FixtureServer } from '../fixture-server.js';
+import { RestCoreBanking } from '../../../src/adapters/core-banking/rest/rest-core-banking.js';
 import { startRestFixture } from './rest-fixture.js';
-import { readRestOptions } from './rest-options.js';
-import { declineFor, toTransactionStatus } from './rest-transform.js';
+import { readRestOptions } from '../../../src/adapters/core-banking/rest/rest-options.js';
+import { declineFor, toTransactionStatus } from '../../../src/adapters/core-banking/rest/rest-transform.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

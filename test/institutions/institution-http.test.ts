@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorError } from '../../../domain/errors.js';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { expectConnectorError } from './core-banking-contract.js';
 import { startFixtureServer, type FixtureReply } from './fixture-server.js';
-import { InstitutionHttp } from './institution-http.js';
+import { InstitutionHttp } from '../../src/adapters/core-banking/shared/institution-http.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
-import type { OutgoingFlow } from '../../../ports/core-banking.js';
-import { runCoreBankingContract } from '../contract/core-banking-contract.js';
-import { RestCoreBanking } from './rest-core-banking.js';
+import type { OutgoingFlow } from '../../../src/ports/core-banking.js';
+import { runCoreBankingContract } from '../core-banking-contract.js';
+import { RestCoreBanking } from '../../../src/adapters/core-banking/rest/rest-core-banking.js';
 import { startRestFixture } from './rest-fixture.js';
 
 /** The reference API adapter in both flows, since REST_CBS_OUTGOING_FLOW is a setting. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from './decimal-json.js';
+import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from '../../src/adapters/core-banking/shared/decimal-json.js';
 
 /**
  * A real HTTP server on loopback for fixture institutions, with fault injection. Each fixture

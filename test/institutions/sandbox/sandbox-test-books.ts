@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteDatabase } from '../../store/sqlite-database.js';
-import { SandboxLedger } from './ledger.js';
-import type { SandboxAccounts } from './sandbox-accounts.js';
-import { sandboxMigrations } from './sandbox-migrations.js';
-import { seedSandbox } from './seed.js';
+import { SqliteDatabase } from '../../../src/adapters/store/sqlite-database.js';
+import { SandboxLedger } from '../../../src/adapters/core-banking/sandbox/ledger.js';
+import type { SandboxAccounts } from '../../../src/adapters/core-banking/sandbox/sandbox-accounts.js';
+import { sandboxMigrations } from '../../../src/adapters/core-banking/sandbox/sandbox-migrations.js';
+import { seedSandbox } from '../../../src/adapters/core-banking/sandbox/seed.js';
 
 /**
  * Fresh sandbox books on a real SQLite file in a temporary directory, for the sandbox's tests.

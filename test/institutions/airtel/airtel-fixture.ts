@@ -1,11 +1,11 @@
 import { request as httpRequest } from 'undici';
-import { systemClock, type Clock } from '../../../ports/clock.js';
-import { JsonNumber } from '../contract/decimal-json.js';
-import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
-import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
-import { isRecord } from '../contract/wire-reader.js';
-import { COLLECTION_CODES, DISBURSEMENT_CODES } from './airtel-wire.js';
+import { systemClock, type Clock } from '../../../src/ports/clock.js';
+import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../fixture-books.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
+import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import { COLLECTION_CODES, DISBURSEMENT_CODES } from '../../../src/adapters/core-banking/airtel/airtel-wire.js';
 
 /**
  * A fixture Airtel Money on loopback: OAuth2 client-credentials tokens that expire, KYC,

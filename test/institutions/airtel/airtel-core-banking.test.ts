@@ -1,13 +1,13 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../../ports/clock.js';
-import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../contract/core-banking-contract.js';
-import { JsonNumber } from '../contract/decimal-json.js';
-import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../contract/fixture-server.js';
-import { AirtelCoreBanking } from './airtel-core-banking.js';
+import type { Clock } from '../../../src/ports/clock.js';
+import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
+import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../fixture-server.js';
+import { AirtelCoreBanking } from '../../../src/adapters/core-banking/airtel/airtel-core-banking.js';
 import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture, type AirtelFixture, type AirtelFixtureOptions } from './airtel-fixture.js';
-import { readAirtelOptions, type AirtelOptions } from './airtel-options.js';
-import { airtelReference, readCallback, toAirtelMsisdn, toTransactionStatus } from './airtel-transform.js';
+import { readAirtelOptions, type AirtelOptions } from '../../../src/adapters/core-banking/airtel/airtel-options.js';
+import { airtelReference, readCallback, toAirtelMsisdn, toTransactionStatus } from '../../../src/adapters/core-banking/airtel/airtel-transform.js';
 
 class TestClock implements Clock {
   #ms = Date.parse('2026-11-23T10:00:00.000Z');

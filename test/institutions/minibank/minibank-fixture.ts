@@ -1,8 +1,8 @@
-import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../contract/fixture-books.js';
-import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
-import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
-import { isRecord } from '../contract/wire-reader.js';
-import type { MiniBankCustomerState, MiniBankRefusal } from './minibank-wire.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../fixture-books.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
+import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import type { MiniBankCustomerState, MiniBankRefusal } from '../../../src/adapters/core-banking/minibank/minibank-wire.js';
 
 /** MiniBank on loopback: wallets and a float in minor units, payments idempotent on Idempotency-Key. */
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { OutgoingFlow } from '../../../ports/core-banking.js';
-import { SqliteDatabase } from '../../store/sqlite-database.js';
+import type { OutgoingFlow } from '../../../src/ports/core-banking.js';
+import { SqliteDatabase } from '../../../src/adapters/store/sqlite-database.js';
 import {
   SandboxCoreBanking,
   SandboxLedger,
@@ -11,9 +11,9 @@ import {
   seedSandbox,
   type AccountBalance,
   type SandboxAccounts,
-} from '../sandbox/index.js';
-import { runCoreBankingContract, type ContractBooks } from './core-banking-contract.js';
-import type { FixtureSeed } from './fixture-books.js';
+} from '../../../src/adapters/core-banking/sandbox/index.js';
+import { runCoreBankingContract, type ContractBooks } from '../core-banking-contract.js';
+import type { FixtureSeed } from '../fixture-books.js';
 
 /**
  * The sandbox institution through the same contract as the HTTP adapters, on a real SQLite

@@ -1,8 +1,8 @@
-import { assert } from '../../../domain/errors.js';
-import type { PartyIdType } from '../../../domain/identifiers.js';
-import type { PostalAddress } from '../../../domain/iso20022.js';
-import { formatMinorUnits, toMinorUnits } from '../../../domain/money.js';
-import type { AccountStatus } from '../../../ports/core-banking.js';
+import { assert } from '../../src/domain/errors.js';
+import type { PartyIdType } from '../../src/domain/identifiers.js';
+import type { PostalAddress } from '../../src/domain/iso20022.js';
+import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
+import type { AccountStatus } from '../../src/ports/core-banking.js';
 
 /**
  * The books a fixture institution keeps: customer accounts and the institution's float, in

@@ -1,9 +1,9 @@
-import { AMOUNT_PATTERN } from '../../../domain/money.js';
-import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureSeed } from '../contract/fixture-books.js';
-import { serveFixtureInstitution, type FixtureInstitution } from '../contract/fixture-institution.js';
-import type { FixtureReply, FixtureRequest } from '../contract/fixture-server.js';
-import { isRecord } from '../contract/wire-reader.js';
-import type { RestAccountStatus, RestErrorCode, RestParty, RestReservationState } from './rest-wire.js';
+import { AMOUNT_PATTERN } from '../../../src/domain/money.js';
+import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureSeed } from '../fixture-books.js';
+import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
+import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
+import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import type { RestAccountStatus, RestErrorCode, RestParty, RestReservationState } from '../../../src/adapters/core-banking/rest/rest-wire.js';
 
 /**
  * A fixture institution implementing docs/reference-core-banking-api.yaml on loopback, with

@@ -1,5 +1,5 @@
-import { runCoreBankingContract } from '../contract/core-banking-contract.js';
-import { MiniBankCoreBanking } from './minibank-core-banking.js';
+import { runCoreBankingContract } from '../core-banking-contract.js';
+import { MiniBankCoreBanking } from '../../../src/adapters/core-banking/minibank/minibank-core-banking.js';
 import { MINIBANK_FIXTURE_API_KEY, startMiniBankFixture } from './minibank-fixture.js';
 
 runCoreBankingContract({
