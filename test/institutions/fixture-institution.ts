@@ -1,5 +1,5 @@
 import type { FixtureAccountSeed, FixtureBooks } from './fixture-books.js';
-import { startFixtureServer, type Fault, type FaultTarget, type FixtureReply, type FixtureRequest, type FixtureServer, type RecordedRequest } from './fixture-server.js';
+import { startFixtureServer, type ChaosPlan, type Fault, type FaultTarget, type FixtureReply, type FixtureRequest, type FixtureServer, type RecordedRequest } from './fixture-server.js';
 
 /**
  * What every fixture institution offers a test, whatever its wire format: start one with
@@ -24,7 +24,11 @@ export interface FixtureInstitution {
   total(): string;
   seed(accounts: readonly FixtureAccountSeed[]): void;
   /** Plays `fault` on the next `times` matching requests, after letting `skip` of them through. */
-  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number): void;
+  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number, delayMs?: number): void;
+  /** Plays random faults (seeded) until called with `undefined`. */
+  chaos(plan: ChaosPlan | undefined): void;
+  /** How many times each fault was played. */
+  readonly faultCounts: Readonly<Record<string, number>>;
   /** The customer approves the payment prompt of a collection: the money moves now. */
   approveCollection(reference: string): void;
   /** The customer declines (or lets the prompt expire): no money moves. */
@@ -87,7 +91,9 @@ export async function serveFixtureInstitution(
     debitByChannel: (_reference, idValue, amount) => books.debitCustomer(idValue, amount),
     total: () => books.total(),
     seed: (accounts) => state.seed(accounts),
-    inject: (fault, on, times, skip) => server.inject(fault, on, times, skip),
+    inject: (fault, on, times, skip, delayMs) => server.inject(fault, on, times, skip, delayMs),
+    chaos: (plan) => server.chaos(plan),
+    faultCounts: server.faultCounts,
     approveCollection: prompt(true),
     rejectCollection: prompt(false),
     close: () => server.close(),

@@ -10,12 +10,36 @@ import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from '../../s
  * - hang-before: never answers and never handles (the request is lost);
  * - hang-after: handles the request (the money moves) and never answers;
  * - malformed-json / malformed-shape: handles the request, then answers 200 with a body that is
- *   not JSON / JSON of the wrong shape.
+ *   not JSON / JSON of the wrong shape;
+ * - slow-before: waits `delayMs`, then handles the request and answers: a write still in flight
+ *   when the adapter's timeout fires, applied after the adapter has given up on it;
+ * - slow-after: handles the request at once (the money moves) and answers only after `delayMs`;
+ * - applied-then-5xx: handles the request (the money moves), then answers 500 as a server that
+ *   failed after its commit does.
  * A fault applies to the next request, or to the next money-moving request (`on: 'next-write'`),
  * optionally after letting some through (to hit the second step of a multi-step operation).
+ * `chaos` plays faults at random instead, from a seeded generator, for soak tests.
  */
 
-export type Fault = 'server-error' | 'hang-before' | 'hang-after' | 'malformed-json' | 'malformed-shape';
+export type Fault =
+  | 'server-error'
+  | 'hang-before'
+  | 'hang-after'
+  | 'malformed-json'
+  | 'malformed-shape'
+  | 'slow-before'
+  | 'slow-after'
+  | 'applied-then-5xx';
+
+/** Random faults: each matching request draws one with probability `rate` (0-1), seeded so a run can be replayed. */
+export interface ChaosPlan {
+  readonly seed: number;
+  readonly rate: number;
+  readonly faults: readonly Fault[];
+  readonly on?: FaultTarget;
+  /** Delay of slow-before and slow-after; default 1500 ms. */
+  readonly delayMs?: number;
+}
 export type FaultTarget = 'next-request' | 'next-write';
 
 export interface FixtureRequest {
@@ -54,27 +78,65 @@ export interface FixtureServer {
   /** Every request received, in order, for assertions (headers included: fixtures hold test credentials only). */
   readonly requests: RecordedRequest[];
   /** Plays `fault` on the next `times` matching requests, after letting `skip` of them through. */
-  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number): void;
+  inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number, delayMs?: number): void;
+  /** Plays random faults until called again with `undefined`; queued `inject` faults come first. */
+  chaos(plan: ChaosPlan | undefined): void;
+  /** How many times each fault was played, for the figures a soak test prints. */
+  readonly faultCounts: Readonly<Record<string, number>>;
   close(): Promise<void>;
+}
+
+const DEFAULT_DELAY_MS = 1500;
+
+interface PlayedFault {
+  readonly fault: Fault;
+  readonly delayMs: number;
+}
+
+/** mulberry32: a small seeded generator, enough to replay a soak run. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 const BODY_LIMIT_BYTES = 1_048_576;
 
 export async function startFixtureServer(options: FixtureServerOptions): Promise<FixtureServer> {
   const requests: RecordedRequest[] = [];
-  const faults: Array<{ fault: Fault; on: FaultTarget; left: number; skip: number }> = [];
+  const faults: Array<{ fault: Fault; on: FaultTarget; left: number; skip: number; delayMs: number }> = [];
   const sockets = new Set<Socket>();
+  const faultCounts: Record<string, number> = {};
+  let chaos: { plan: ChaosPlan; random: () => number } | undefined;
 
-  const takeFault = (request: FixtureRequest): Fault | undefined => {
+  const counted = (played: PlayedFault): PlayedFault => {
+    faultCounts[played.fault] = (faultCounts[played.fault] ?? 0) + 1;
+    return played;
+  };
+  const randomFault = (request: FixtureRequest): PlayedFault | undefined => {
+    if (chaos === undefined) return undefined;
+    const { plan, random } = chaos;
+    if ((plan.on ?? 'next-request') === 'next-write' && !options.isWrite(request)) return undefined;
+    if (random() >= plan.rate) return undefined;
+    const fault = plan.faults[Math.floor(random() * plan.faults.length)];
+    return fault === undefined ? undefined : counted({ fault, delayMs: plan.delayMs ?? DEFAULT_DELAY_MS });
+  };
+  const takeFault = (request: FixtureRequest): PlayedFault | undefined => {
     const plan = faults[0];
-    if (plan === undefined || (plan.on === 'next-write' && !options.isWrite(request))) return undefined;
+    if (plan === undefined) return randomFault(request);
+    if (plan.on === 'next-write' && !options.isWrite(request)) return undefined;
     if (plan.skip > 0) {
       plan.skip -= 1;
       return undefined;
     }
     plan.left -= 1;
     if (plan.left <= 0) faults.shift();
-    return plan.fault;
+    return counted({ fault: plan.fault, delayMs: plan.delayMs });
   };
 
   const server = createServer((incoming, response) => {
@@ -95,9 +157,13 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${address.port}`,
     requests,
-    inject(fault, on = 'next-request', times = 1, skip = 0) {
-      faults.push({ fault, on, left: times, skip });
+    inject(fault, on = 'next-request', times = 1, skip = 0, delayMs = DEFAULT_DELAY_MS) {
+      faults.push({ fault, on, left: times, skip, delayMs });
     },
+    chaos(plan) {
+      chaos = plan === undefined ? undefined : { plan, random: seededRandom(plan.seed) };
+    },
+    faultCounts,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -110,7 +176,7 @@ async function serve(
   response: ServerResponse,
   options: FixtureServerOptions,
   requests: RecordedRequest[],
-  takeFault: (request: FixtureRequest) => Fault | undefined,
+  takeFault: (request: FixtureRequest) => PlayedFault | undefined,
 ): Promise<void> {
   const url = new URL(incoming.url ?? '/', 'http://fixture');
   const text = await readBody(incoming);
@@ -124,14 +190,21 @@ async function serve(
   }
   const request: FixtureRequest = { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: incoming.headers, body };
   requests.push({ method: request.method, path: `${url.pathname}${url.search}`, headers: incoming.headers, body });
-  const fault = takeFault(request);
+  const played = takeFault(request);
+  const fault = played?.fault;
   if (fault === 'hang-before') return;
   if (fault === 'server-error') {
     send(response, { status: 503, body: { error: 'service unavailable' } });
     return;
   }
+  if (fault === 'slow-before') await sleep(played?.delayMs ?? DEFAULT_DELAY_MS);
   const reply = await options.handle(request);
   if (fault === 'hang-after') return;
+  if (fault === 'slow-after') await sleep(played?.delayMs ?? DEFAULT_DELAY_MS);
+  if (fault === 'applied-then-5xx') {
+    send(response, { status: 500, body: { error: 'internal server error' } });
+    return;
+  }
   if (fault === 'malformed-json') {
     response.writeHead(200, { 'content-type': 'application/json' }).end('<html>gateway says hello</html>');
     return;
@@ -141,6 +214,10 @@ async function serve(
     return;
   }
   send(response, reply);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function send(response: ServerResponse, reply: FixtureReply): void {
