@@ -32,7 +32,7 @@ import { outgoingMigrations } from './adapters/store/outgoing-migrations.js';
 import { SqlOutgoingStore } from './adapters/store/outgoing-store.js';
 import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
 import { buildOutgoingServer } from './http/outgoing-server.js';
-import type { HealthCheck } from './http/health.js';
+import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
 
 /** Replaceable parts, for tests and the benchmark. */
@@ -163,6 +163,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     outgoingRecovery,
     outgoingServer,
     async start() {
+      await checkInstitutionAtStart(coreBanking, health, logger);
       const incomingUrl = await incomingServer.listen({ host: config.host, port: config.incomingPort });
       const outgoingUrl = await outgoingServer.listen({ host: config.host, port: config.outgoingPort });
       loop.start();
@@ -208,4 +209,28 @@ async function createCoreBanking(
   const seeded = await seedSandbox(ledger, accounts);
   logger.info({ seeded }, 'sandbox institution ready');
   return { coreBanking: new SandboxCoreBanking(ledger, { outgoingFlow: config.outgoing.sandboxFlow }), sandbox: ledger };
+}
+
+/**
+ * Before listening: the adapter's own check of its settings (a misconfigured institution stops
+ * the start with the adapter's message: no payment could succeed), then one health check whose
+ * result, with its cause, goes to the start-up log. An institution that is down only warns: it
+ * may come back, and /health keeps saying why until it does.
+ */
+async function checkInstitutionAtStart(coreBanking: CoreBanking, health: HealthCheck, logger: Logger): Promise<void> {
+  if (coreBanking.verifySetup !== undefined) {
+    try {
+      await coreBanking.verifySetup();
+    } catch (error) {
+      const cause = causeOf(error);
+      if (cause === 'misconfigured' || cause === 'credentials-refused') {
+        throw new Error(`institution ${coreBanking.name} ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      logger.warn({ adapter: coreBanking.name, cause }, 'institution settings could not be checked at start-up');
+    }
+  }
+  const checks = await runChecks(health);
+  const institution = checks['institution'];
+  if (institution === 'ok') logger.info({ adapter: coreBanking.name, checks }, 'institution answers');
+  else logger.error({ adapter: coreBanking.name, cause: institution, checks }, `institution is not healthy at start-up: ${institution ?? 'failed'}`);
 }

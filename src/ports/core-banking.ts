@@ -81,6 +81,27 @@ export interface CollectResult {
   readonly institutionReference?: string;
 }
 
+/**
+ * Why an institution is not healthy, as /health and the start-up log report it:
+ * - credentials-refused: it answers, but refuses our credentials (401/403, bad tenant);
+ * - unreachable: no answer (refused connection, DNS, timeout);
+ * - unavailable: it answers with 5xx or nonsense;
+ * - misconfigured: it answers and accepts us, but a configured resource is missing or wrong
+ *   (the float account, a payment type): no payment can succeed until the settings change.
+ */
+export type InstitutionHealthCause = 'credentials-refused' | 'unreachable' | 'unavailable' | 'misconfigured';
+
+/** Thrown by `health` and `verifySetup` to say which cause; any other error counts as 'unavailable'. */
+export class InstitutionHealthError extends Error {
+  readonly healthCause: InstitutionHealthCause;
+
+  constructor(healthCause: InstitutionHealthCause, detail: string, options?: { cause?: unknown }) {
+    super(`${healthCause}: ${detail}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'InstitutionHealthError';
+    this.healthCause = healthCause;
+  }
+}
+
 export interface CoreBanking {
   readonly name: string;
   readonly capabilities: CoreBankingCapabilities;
@@ -98,8 +119,15 @@ export interface CoreBanking {
   refund(request: RefundRequest): Promise<void>;
   /** Status of a collection, refund or other transaction by our reference. */
   transactionStatus(reference: string): Promise<InstitutionTransactionStatus>;
-  /** Throws when the institution cannot be reached. */
+  /** Throws when the institution cannot serve payments now; an InstitutionHealthError says why. */
   health(): Promise<void>;
+  /**
+   * Checks once, at start-up, that the settings name things the institution has (the float
+   * account, payment types...). Throws InstitutionHealthError('misconfigured') when it answers
+   * that they are wrong: the connector then refuses to start. Other failures are logged and the
+   * connector starts (the institution may come back). Adapters with nothing to check leave it out.
+   */
+  verifySetup?(): Promise<void>;
   /** Releases connections; adapters that hold none may leave it out. Called once, at shutdown. */
   close?(): Promise<void>;
 }

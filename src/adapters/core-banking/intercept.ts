@@ -25,5 +25,11 @@ export function interceptCoreBanking(inner: CoreBanking, around: Around): CoreBa
     health: () => around('health', () => inner.health()),
   };
   const close = inner.close?.bind(inner);
-  return close === undefined ? wrapped : { ...wrapped, close };
+  const verifySetup = inner.verifySetup?.bind(inner);
+  return {
+    ...wrapped,
+    ...(close === undefined ? {} : { close }),
+    // Start-up only, never a payment: passed through as it is, outside `around`.
+    ...(verifySetup === undefined ? {} : { verifySetup }),
+  };
 }

@@ -1,5 +1,6 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../../domain/errors.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from './decimal-json.js';
 import { MalformedResponse } from './wire-reader.js';
 
@@ -162,7 +163,8 @@ function transportError(institution: string, operation: string, error: unknown):
     return new ConnectorError('InstitutionUnavailable', `${where}: answer larger than the configured limit`, { cause: error });
   }
   // Refused, unreachable, DNS failure or connect timeout: the request never reached the institution.
-  return new ConnectorError('InstitutionUnavailable', `${where}: cannot connect (${errorCode(error) ?? 'error'})`, { cause: error });
+  const detail = `cannot connect (${errorCode(error) ?? 'error'})`;
+  return new ConnectorError('InstitutionUnavailable', `${where}: ${detail}`, { cause: new InstitutionHealthError('unreachable', `${where}: ${detail}`, { cause: error }) });
 }
 
 function errorCode(error: unknown): string | undefined {
