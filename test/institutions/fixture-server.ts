@@ -94,7 +94,7 @@ interface PlayedFault {
 }
 
 /** mulberry32: a small seeded generator, enough to replay a soak run. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
