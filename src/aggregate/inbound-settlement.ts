@@ -160,6 +160,25 @@ export class InboundSettlement {
     else this.logger.warn(bindings, 'institution call failed; will retry');
   }
 
+  /**
+   * A notification whose word is doubtful moved nothing: the transfer is flagged for an operator
+   * and made due at once, so the recovery worker asks the switch connector for the truth. A
+   * transfer already finishing or finished is left as it is.
+   */
+  async flagDoubtfulNotification(transfer: TransferRecord, reason: string): Promise<void> {
+    const bindings = { transferId: transfer.transferId, state: transfer.state, reason };
+    if (transfer.state !== 'RECEIVED' && transfer.state !== 'RESERVED') {
+      this.logger.warn(bindings, 'doubtful notification for a transfer already moving on; nothing changed');
+      return;
+    }
+    const flagged = await this.store.recordTransferAttempt(transfer.transferId, transfer.state, {
+      nextAttemptAt: this.clock.now().toISOString(),
+      lastError: `doubtful notification: ${reason}`.slice(0, 256),
+      needsAttention: true,
+    });
+    this.logger.error({ ...bindings, flagged }, 'doubtful notification: nothing moved; the switch connector will be asked');
+  }
+
   /** A compare-and-set transition the state machine (src/domain/inbound-transfer.ts) allows. */
   private transition(
     transferId: string,

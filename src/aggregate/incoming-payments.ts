@@ -20,6 +20,7 @@ import type {
 import { checkPayerPolicy, checkSamePayerInformation, payerKeysOf, type PayerPolicy } from './payer-policy.js';
 import { quoteExpiration, quoteTerms } from './quote-terms.js';
 import { checkPayeeCanReceive, checkTransferMatchesQuote } from './transfer-checks.js';
+import { readNotification } from '../domain/transfer-notification.js';
 
 export interface IncomingSettings {
   readonly supportedIdType: PartyIdType;
@@ -191,18 +192,22 @@ export class IncomingPayments {
 
   /** The switch connector's final notification (PUT or PATCH /transfers/{id}). */
   async notify(transferId: string, body: TransferNotificationBody): Promise<void> {
-    const hubState = body.finalNotification?.transferState;
-    // The hub's own COMMITTED counts as completion whatever the SDK's state says.
-    const completed = body.currentState === 'COMPLETED' || hubState === 'COMMITTED';
-    const notifiedState = body.currentState ?? hubState;
+    const verdict = readNotification(body.currentState, body.finalNotification?.transferState);
     // Naming no state at all is not "not completed": nothing moves, the worker will ask the switch.
-    if (notifiedState === undefined) throw new ConnectorError('MissingElement', 'currentState');
+    if (verdict.kind === 'silent') throw new ConnectorError('MissingElement', 'currentState');
     const transfer = await this.deps.store.findTransfer(transferId);
     if (transfer === undefined) throw new ConnectorError('TransferNotFound', `transfer ${transferId} is unknown`);
-    this.deps.logger.info({ transferId, state: transfer.state, notifiedState }, 'transfer notification');
-    if (completed) await this.finishCommit(transfer, notifiedState);
-    else await this.finishRelease(transfer, notifiedState);
-    if (!completed) throw new ConnectorError('TransferNotCompleted', `switch reported ${notifiedState}`);
+    if (verdict.kind === 'doubtful') {
+      await this.deps.settlement.flagDoubtfulNotification(transfer, verdict.reason);
+      throw new ConnectorError('DoubtfulNotification', `${verdict.reason}; nothing moved`);
+    }
+    this.deps.logger.info({ transferId, state: transfer.state, notifiedState: verdict.notifiedState }, 'transfer notification');
+    if (verdict.kind === 'commit') {
+      await this.finishCommit(transfer, verdict.notifiedState);
+      return;
+    }
+    await this.finishRelease(transfer, verdict.notifiedState);
+    throw new ConnectorError('TransferNotCompleted', `switch reported ${verdict.notifiedState}`);
   }
 
   /** Drives a transfer the hub committed to COMMITTED; used by notifications and recovery. */

@@ -35,6 +35,7 @@ export const ERROR_CATALOGUE = {
   PayerInformationMissing: { code: '3102', category: 'invalid', text: 'Payer information missing' },
   TransferNotCompleted: { code: '5104', category: 'rejected', text: 'Transfer not completed' },
   TransferStateConflict: { code: '3106', category: 'conflict', text: 'Transfer already finished differently' },
+  DoubtfulNotification: { code: '3100', category: 'invalid', text: 'Notification not applied' },
   InvalidReturnedQuote: { code: '5101', category: 'rejected', text: 'Invalid quote returned by the switch' },
   QuoteNotAccepted: { code: '5101', category: 'rejected', text: 'Quote not accepted' },
   ConversionRejected: { code: '5101', category: 'rejected', text: 'Conversion terms rejected' },
