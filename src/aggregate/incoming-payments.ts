@@ -92,7 +92,7 @@ export class IncomingPayments {
     const party = await this.lookupPayee(body.to);
     checkPayeeCanReceive(party.status);
     if (party.currency !== body.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${party.currency}`);
-    const payerKeys = settings.apiType === 'iso20022' ? payerKeysOf(body.extensionList, body.from.extensionList) : [];
+    const payerKeys = settings.apiType === 'iso20022' ? payerKeysOf(body.from, body.extensionList) : [];
     if (settings.apiType === 'iso20022') checkPayerPolicy(settings.payerPolicy, payerKeys);
 
     const now = this.deps.clock.now();
@@ -145,7 +145,7 @@ export class IncomingPayments {
     const party = await this.lookupPayee(body.to);
     checkPayeeCanReceive(party.status);
     if (settings.apiType === 'iso20022') {
-      checkSamePayerInformation(quote.payerKeys, payerKeysOf(body.from.extensionList, body.extensionList, body.quoteRequestExtensions));
+      checkSamePayerInformation(quote.payerKeys, payerKeysOf(body.from, body.extensionList, body.quoteRequestExtensions));
     }
     const inserted = await this.deps.store.insertTransfer({
       transferId: body.transferId,

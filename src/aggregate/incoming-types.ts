@@ -8,6 +8,12 @@ export interface PartyRef {
   readonly idType: string;
   readonly idValue: string;
   readonly idSubValue?: string;
+  /** The party's regular fields: in iso20022 mode the switch connector carries the payer's name here. */
+  readonly displayName?: string;
+  readonly firstName?: string;
+  readonly middleName?: string;
+  readonly lastName?: string;
+  readonly dateOfBirth?: string;
   readonly extensionList?: readonly ExtensionItem[];
 }
 

@@ -1,5 +1,5 @@
 import { ConnectorError } from '../domain/errors.js';
-import { isPayerKey, type ExtensionItem } from '../domain/iso20022.js';
+import { isPayerKey, PAYER_BIRTH_KEYS, PAYER_BIRTH_KEYS_ISO_EXACT, PAYER_NAME_KEY, type ExtensionItem } from '../domain/iso20022.js';
 
 export interface PayerPolicy {
   /** Every one of these keys must be present. */
@@ -8,9 +8,31 @@ export interface PayerPolicy {
   readonly anyOfPayerKeys: readonly string[];
 }
 
-/** Payer keys present (with a value) in any of the given extension lists, sorted and unique. */
-export function payerKeysOf(...lists: ReadonlyArray<readonly ExtensionItem[] | undefined>): string[] {
+/** The payer's regular fields, where the switch connector in iso20022 mode puts what the ISO message said. */
+export interface PayerFields {
+  readonly displayName?: string | undefined;
+  readonly firstName?: string | undefined;
+  readonly middleName?: string | undefined;
+  readonly lastName?: string | undefined;
+  readonly dateOfBirth?: string | undefined;
+  readonly extensionList?: readonly ExtensionItem[] | undefined;
+}
+
+/**
+ * The ISO 20022 payer keys a request carries, sorted and unique: read from the payer's regular
+ * fields (a name in displayName, firstName, middleName or lastName is CdtTrfTxInf.Dbtr.Nm; a
+ * dateOfBirth is the birth-date key, under both its spellings) and from every extension list
+ * given (entries with a value whose key starts with CdtTrfTxInf.Dbtr).
+ */
+export function payerKeysOf(payer: PayerFields, ...lists: ReadonlyArray<readonly ExtensionItem[] | undefined>): string[] {
   const keys = new Set<string>();
+  const given = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
+  if ([payer.displayName, payer.firstName, payer.middleName, payer.lastName].some(given)) keys.add(PAYER_NAME_KEY);
+  if (given(payer.dateOfBirth)) {
+    keys.add(PAYER_BIRTH_KEYS.BirthDt);
+    keys.add(PAYER_BIRTH_KEYS_ISO_EXACT.BirthDt);
+  }
+  lists = [payer.extensionList, ...lists];
   for (const list of lists) {
     for (const item of list ?? []) if (isPayerKey(item.key) && item.value !== '') keys.add(item.key);
   }

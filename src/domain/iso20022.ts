@@ -111,6 +111,9 @@ export function fitExtensionList(candidates: readonly ExtensionItem[]): BuiltExt
   return { items, droppedKeys };
 }
 
+/** The payer's name in an ISO 20022 credit transfer. */
+export const PAYER_NAME_KEY = 'CdtTrfTxInf.Dbtr.Nm';
+
 /** Payer birth data keys of the spec, for the outbound transfer's from.extensionList. */
 export const PAYER_BIRTH_KEYS = {
   BirthDt: 'CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quoteRequest } from '../support/backend-bodies.js';
+import { quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 const LEI = '9845000DEMOCC0NNEC85';
@@ -197,18 +197,68 @@ describe('incoming payments: ISO 20022 mode', () => {
     expect((answer.body as { extensionList: unknown }).extensionList).toEqual([{ key: `${P}.Agt.FinInstnId.LEI`, value: LEI }]);
   });
 
-  it('quotes need the payer information of the policy and return the received entries', async () => {
+  it('quotes need the payer information of the policy, read from the regular fields and the extension entries', async () => {
     const payee = customerWith((c) => c.status === 'active');
-    const none = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue }));
+    const anonymous = { idType: 'MSISDN', idValue: '254700000001', fspId: 'payerfsp' };
+    const none = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: anonymous }));
     expect(none).toEqual({ status: 400, body: { statusCode: '3102', message: 'Payer information missing: missing CdtTrfTxInf.Dbtr.Nm' } });
-    const nameOnly = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, extensionList: [{ key: 'CdtTrfTxInf.Dbtr.Nm', value: 'Payer Person' }] }));
-    expect(nameOnly.body).toMatchObject({ statusCode: '3102', message: expect.stringContaining('needs one of CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt') as unknown });
+    const blankName = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: { ...anonymous, displayName: '  ' } }));
+    expect(blankName).toEqual(none);
+    // The name in from.displayName, as the switch connector sends it in iso20022 mode: the name rule holds, the any-of rule does not.
+    const nameOnly = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue }));
+    expect(nameOnly).toEqual({
+      status: 400,
+      body: { statusCode: '3102', message: 'Payer information missing: needs one of CdtTrfTxInf.Dbtr.PrvtId.DtAndPlcOfBirth.BirthDt, CdtTrfTxInf.Dbtr.PstlAdr.Ctry' },
+    });
+    const nameEntry = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: anonymous, extensionList: [{ key: 'CdtTrfTxInf.Dbtr.Nm', value: 'Payer Person' }] }));
+    expect(nameEntry).toEqual(nameOnly);
+    // A dateOfBirth field is the birth-date key.
+    const born = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: { ...anonymous, firstName: 'Payer', lastName: 'Person', dateOfBirth: '1990-04-01' } }));
+    expect(born.status).toBe(200);
     const entries = [
       { key: 'CdtTrfTxInf.Dbtr.Nm', value: 'Payer Person' },
       { key: 'CdtTrfTxInf.Dbtr.PstlAdr.Ctry', value: 'KE' },
     ];
-    const ok = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, extensionList: entries }));
+    const ok = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: anonymous, extensionList: entries }));
     expect(ok.status).toBe(200);
     expect((ok.body as { extensionList: unknown }).extensionList).toEqual(entries);
+  });
+});
+
+describe('incoming payments: ISO 20022 mode with the default settings', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { API_TYPE: 'iso20022' } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** What the real switch connector (v24.19, API_TYPE=iso20022) sends: the name in the regular fields, its own derived entries in extensionList. */
+  const fromTheSwitch = { idType: 'MSISDN', idValue: '254700000001', displayName: 'Payer Person', firstName: 'Payer', lastName: 'Person', fspId: 'payerfsp' };
+  const derivedEntries = [
+    { key: 'GrpHdr.MsgId', value: '01JDQ7ZC9X3F8V2K5M4N6P7R8S' },
+    { key: 'GrpHdr.CreDtTm', value: '2026-11-23T10:00:00.000Z' },
+    { key: 'GrpHdr.NbOfTxs', value: '1' },
+    { key: 'GrpHdr.SttlmInf.SttlmMtd', value: 'CLRG' },
+    { key: 'CdtTrfTxInf.ChrgBr', value: 'CRED' },
+  ];
+
+  it('accept the quote and the transfer as the real switch connector sends them', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, from: fromTheSwitch, extensionList: derivedEntries });
+    const quote = await h.call('POST', '/quoterequests', quoteBody);
+    expect(quote.status).toBe(200);
+    expect(quote.body).toMatchObject({ transferAmount: '100', payeeReceiveAmount: '99', payeeFspFeeAmount: '1' });
+    const transfer = await h.call('POST', '/transfers', transferRequest(quoteBody, quote.body as Record<string, unknown>));
+    expect(transfer.status).toBe(201);
+    expect(transfer.body).toMatchObject({ transferState: 'RESERVED' });
+  });
+
+  it('still refuse a quote that carries no payer name anywhere', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const { displayName: _d, firstName: _f, lastName: _l, ...nameless } = fromTheSwitch;
+    const answer = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: nameless, extensionList: derivedEntries }));
+    expect(answer).toEqual({ status: 400, body: { statusCode: '3102', message: 'Payer information missing: missing CdtTrfTxInf.Dbtr.Nm' } });
   });
 });

@@ -10,6 +10,8 @@ export interface QuoteRequestOptions {
   readonly idType?: string;
   readonly extensionList?: ReadonlyArray<{ key: string; value: string }>;
   readonly quoteId?: string;
+  /** The payer as the switch connector sends it (default: a name in displayName, no extensions). */
+  readonly from?: Record<string, unknown>;
 }
 
 export function quoteRequest(options: QuoteRequestOptions): Record<string, unknown> {
@@ -17,7 +19,7 @@ export function quoteRequest(options: QuoteRequestOptions): Record<string, unkno
     quoteId: options.quoteId ?? randomUUID(),
     transactionId: randomUUID(),
     to: { idType: options.idType ?? 'MSISDN', idValue: options.payeeMsisdn },
-    from: { idType: 'MSISDN', idValue: '254700000001', displayName: 'Payer Person', fspId: 'payerfsp' },
+    from: options.from ?? { idType: 'MSISDN', idValue: '254700000001', displayName: 'Payer Person', fspId: 'payerfsp' },
     amountType: options.amountType ?? 'SEND',
     amount: options.amount ?? '100',
     currency: options.currency ?? 'ZMW',
