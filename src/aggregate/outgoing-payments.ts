@@ -1,3 +1,4 @@
+import { switchDeclineOf } from '../domain/switch-declines.js';
 import { ConnectorError, assert } from '../domain/errors.js';
 import { isSwitchId } from '../domain/identifiers.js';
 import { requestHash } from '../domain/request-hash.js';
@@ -156,7 +157,7 @@ export class OutgoingPayments {
     const error =
       answer.outcome === 'unknown'
         ? new ConnectorError('SdkTimeout', `no answer from the switch (${answer.reason}); no money moved, start again with a new homeTransactionId`)
-        : new ConnectorError('SdkClientError', answer.message);
+        : new ConnectorError(switchDeclineOf(answer.statusCode) ?? 'SdkClientError', answer.message);
     return this.#fail(payment, error, changes);
   }
 

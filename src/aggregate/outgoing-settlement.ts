@@ -1,3 +1,4 @@
+import { switchDeclineOf } from '../domain/switch-declines.js';
 import { ConnectorError, assert, errorCodeOf, isConnectorError, storedError } from '../domain/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { CoreBanking, InstitutionTransactionStatus } from '../ports/core-banking.js';
@@ -43,7 +44,7 @@ export class OutgoingSettlement {
         return this.startConfirming(payment, `switch answered ${switchState}`);
       }
       case 'failed':
-        return this.startRefund(payment, `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`, answer.message, answer.transfer?.currentState);
+        return this.startRefund(payment, `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`, answer.message, answer.transfer?.currentState, answer.statusCode);
       case 'unknown':
         return this.startConfirming(payment, answer.reason);
     }
@@ -220,10 +221,12 @@ export class OutgoingSettlement {
    * refund attempt. Only from the state the caller read: a late answer to an accept must not
    * refund a payment that recovery has meanwhile moved on to asking the switch.
    */
-  private async startRefund(payment: Payment, summary: string, reason: string, switchState: string | undefined): Promise<Payment> {
+  private async startRefund(payment: Payment, summary: string, reason: string, switchState: string | undefined, statusCode?: string): Promise<Payment> {
     assert(payment.state === 'ACCEPTING' || payment.state === 'CONFIRMING', `refund from ${payment.state}`);
     // The channel's answer stays short (128 characters); lastError keeps the switch's own words.
-    const answer = new ConnectorError('SdkClientError', `the switch did not complete the transfer (${summary}); the customer is refunded`);
+    // A decline the switch relayed (payee blocked, transfer expired, ...) is answered as such (4xx), not as an outage.
+    const declined = statusCode === undefined ? undefined : switchDeclineOf(statusCode);
+    const answer = new ConnectorError(declined ?? 'SdkClientError', `the switch did not complete the transfer (${summary}); the customer is refunded`);
     const refunding = await this.move(payment, [payment.state], 'REFUNDING', {
       errorName: answer.errorName,
       errorMessage: answer.message,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CALLBACK_SECRET } from '../support/harness.js';
-import { initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import { channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
@@ -157,5 +157,60 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect((schemas['SendMoneyRequest'] as Body)['required']).toEqual([
       'homeTransactionId', 'payeeId', 'payeeIdType', 'sendAmount', 'sendCurrency', 'receiveCurrency', 'transactionType', 'payer',
     ]);
+  });
+});
+
+describe('outgoing payments: declines relayed by the switch connector reach the channel as declines', () => {
+  /** The body the real switch connector answers a declined POST /transfers with (HTTP 500). */
+  const declined = (statusCode: string, message: string): { status: number; body: Body } => ({
+    status: 500,
+    body: { statusCode, message, transferState: { homeTransactionId: 'h', currentState: 'ERROR_OCCURRED' } },
+  });
+
+  it.each([
+    ['3204', 'Party not found', 404],
+    ['5401', 'Payee account barred', 422],
+    ['5400', 'Payee account blocked', 422],
+    ['5106', 'Unsupported currency', 422],
+    ['5101', 'Payee rejected the quote', 422],
+    ['4001', 'Payer FSP insufficient liquidity', 422],
+    ['3100', 'The scheme refused the request as invalid', 400],
+  ])('statusCode %s at initiation: %s, HTTP %i; a retry answers the same without calling the switch', async (statusCode, text, status) => {
+    h = await startHarness();
+    const before = await balances(h);
+    const body = sendMoneyBody();
+    h.fakeSwitch.script(String(body['homeTransactionId']), { initiate: declined(statusCode, 'as the payee FSP said') });
+    const expected = { status, body: { statusCode: statusCode === '3100' ? '3100' : statusCode, message: `${text}: HTTP 500, statusCode ${statusCode}: as the payee FSP said` } };
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual(expected);
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual(expected);
+    expect(h.fakeSwitch.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it.each([
+    ['2003', 503, '2001'],
+    ['1001', 503, '2001'],
+    ['5000', 503, '2001'],
+  ])('statusCode %s at initiation is an outage: HTTP %i %s', async (statusCode, status, code) => {
+    h = await startHarness();
+    const body = sendMoneyBody();
+    h.fakeSwitch.script(String(body['homeTransactionId']), { initiate: declined(statusCode, 'down') });
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual({ status, body: { statusCode: code, message: `Switch connector request failed: HTTP 500, statusCode ${statusCode}: down` } });
+  });
+
+  it('a decline after the accept refunds the payer and answers the decline (422), not an outage', async () => {
+    h = await startHarness();
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: declined('5104', 'payee rejected the transaction') });
+    const before = await balances(h);
+    const terms = await initiate(h, body);
+    const transferId = String(terms['transferId']);
+    await channelDebit(h, home, '100');
+    const expected = { status: 422, body: { statusCode: '5100', message: 'Payee rejected the payment: the switch did not complete the transfer (HTTP 500, statusCode 5104); the customer is refunded' } };
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(expected);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', error: { statusCode: '5100', name: 'PayeeRejected' } });
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(expected);
+    expect(await balances(h)).toEqual(before);
   });
 });
