@@ -93,6 +93,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       lei: config.lei,
       apiType: config.apiType,
       payerPolicy: config.iso,
+      partyShare: config.partyShare,
     },
     coreBanking,
     store,

@@ -72,6 +72,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ ISO_ANY_OF_PAYER_KEYS: ' a , ,b ' }).iso.anyOfPayerKeys).toEqual(['a', 'b']);
   });
 
+  it('shares no personal data beyond the name by default; PARTY_SHARE names what to add', () => {
+    expect(loadConfig({}).partyShare).toEqual([]);
+    expect(loadConfig({ PARTY_SHARE: 'kycInformation, dateOfBirth,kycInformation' }).partyShare).toEqual(['kycInformation', 'dateOfBirth']);
+    expect(() => loadConfig({ PARTY_SHARE: 'dateOfBirth,nationalId' })).toThrow('PARTY_SHARE: "nationalId" is not one of dateOfBirth, kycInformation');
+  });
+
   it('refuses a fee above 100% and equal ports', () => {
     expect(() => loadConfig({ SENDING_SERVICE_CHARGE: '100.5' })).toThrow('SENDING_SERVICE_CHARGE: must be a percentage from 0 to 100');
     expect(() => loadConfig({ INCOMING_PORT: '5000', OUTGOING_PORT: '5000' })).toThrow('must differ');

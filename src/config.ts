@@ -43,6 +43,8 @@ export interface Config {
     /** At least one of these payer keys must be present (empty: no such rule). */
     readonly anyOfPayerKeys: readonly string[];
   };
+  /** Party fields beyond the name that GET /parties shares with the switch (PARTY_SHARE); none by default. */
+  readonly partyShare: readonly PartyShareField[];
   readonly sdkTimeoutMs: number;
   readonly recovery: {
     readonly intervalMs: number;
@@ -85,6 +87,10 @@ export interface OutgoingConfig {
   /** The sandbox institution's outgoing flow (CBS_ADAPTER=sandbox only). */
   readonly sandboxFlow: 'bank' | 'mobile-operator';
 }
+
+/** Personal data a party lookup may share when the institution chooses to (PARTY_SHARE). */
+export const PARTY_SHARE_FIELDS = ['dateOfBirth', 'kycInformation'] as const;
+export type PartyShareField = (typeof PARTY_SHARE_FIELDS)[number];
 
 export const DEMO_CHANNEL_API_KEY = 'demo-channel-key-change-me';
 export const DEMO_CALLBACK_SECRET = 'demo-callback-secret-change-me';
@@ -157,6 +163,7 @@ export function loadConfig(env: Env): Config {
       requiredPayerKeys: read.list('ISO_REQUIRED_PAYER_KEYS', ['CdtTrfTxInf.Dbtr.Nm']),
       anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),
     },
+    partyShare: readPartyShare(read, problems),
     sdkTimeoutMs: read.integer('SDK_TIMEOUT_MS', 100_000, 1000, 600_000),
     recovery: {
       intervalMs: read.integer('RECOVERY_INTERVAL_MS', 5000, 10, 3_600_000),
@@ -205,6 +212,16 @@ function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): Out
     birthKeys: read.oneOf('OUTGOING_BIRTH_KEYS', ['spec', 'iso-exact', 'both'] as const, 'spec'),
     sandboxFlow: read.oneOf('SANDBOX_OUTGOING_FLOW', ['bank', 'mobile-operator'] as const, 'bank'),
   };
+}
+
+function readPartyShare(read: Reader, problems: string[]): PartyShareField[] {
+  const shared: PartyShareField[] = [];
+  for (const item of read.list('PARTY_SHARE', [])) {
+    const field = PARTY_SHARE_FIELDS.find((candidate) => candidate === item);
+    if (field === undefined) problems.push(`PARTY_SHARE: "${item}" is not one of ${PARTY_SHARE_FIELDS.join(', ')}`);
+    else if (!shared.includes(field)) shared.push(field);
+  }
+  return shared;
 }
 
 function readCoreBanking(name: string, env: Env, problems: string[]): AdapterOptions {

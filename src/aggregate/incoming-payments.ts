@@ -30,6 +30,8 @@ export interface IncomingSettings {
   readonly lei: string;
   readonly apiType: ApiType;
   readonly payerPolicy: PayerPolicy;
+  /** Personal data shared by party lookups beyond the name (and ISO 20022 address data); none by default. */
+  readonly partyShare: readonly ('dateOfBirth' | 'kycInformation')[];
 }
 
 export interface IncomingDependencies {
@@ -73,8 +75,9 @@ export class IncomingPayments {
       ...optional('firstName', party.firstName),
       ...optional('middleName', party.middleName),
       ...optional('lastName', party.lastName),
-      ...optional('dateOfBirth', party.dateOfBirth),
-      ...optional('kycInformation', party.kycInformation),
+      // Personal data beyond the name leaves the institution only when it chose to share it.
+      ...(settings.partyShare.includes('dateOfBirth') ? optional('dateOfBirth', party.dateOfBirth) : {}),
+      ...(settings.partyShare.includes('kycInformation') ? optional('kycInformation', party.kycInformation) : {}),
       supportedCurrencies: [settings.currency],
       ...(extensionList === undefined ? {} : { extensionList }),
     };

@@ -14,8 +14,8 @@ describe('incoming payments: party lookup and quotes (fspiop mode)', () => {
     await h.close();
   });
 
-  it('GET /parties answers the party with regular fields and no long extension keys', async () => {
-    const c = customerWith((candidate) => candidate.status === 'active' && candidate.postalAddress !== undefined);
+  it('GET /parties answers the party with its name only: no birth date, no KYC text, no long extension keys', async () => {
+    const c = customerWith((candidate) => candidate.status === 'active' && candidate.dateOfBirth !== undefined && candidate.kycInformation !== undefined);
     const answer = await h.call('GET', `/parties/MSISDN/${c.idValue}`);
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
@@ -25,10 +25,26 @@ describe('incoming payments: party lookup and quotes (fspiop mode)', () => {
       firstName: c.firstName,
       ...(c.middleName === undefined ? {} : { middleName: c.middleName }),
       lastName: c.lastName,
-      ...(c.dateOfBirth === undefined ? {} : { dateOfBirth: c.dateOfBirth }),
-      ...(c.kycInformation === undefined ? {} : { kycInformation: c.kycInformation }),
       supportedCurrencies: ['ZMW'],
     });
+  });
+
+  it('PARTY_SHARE=dateOfBirth,kycInformation shares them, as the institution chose', async () => {
+    const sharing = await startHarness({ env: { PARTY_SHARE: 'dateOfBirth,kycInformation' } });
+    try {
+      const c = customerWith((candidate) => candidate.status === 'active' && candidate.dateOfBirth !== undefined && candidate.kycInformation !== undefined);
+      const answer = await sharing.call('GET', `/parties/MSISDN/${c.idValue}`);
+      expect(answer.body).toMatchObject({ idValue: c.idValue, dateOfBirth: c.dateOfBirth, kycInformation: c.kycInformation });
+      const birthOnly = await startHarness({ env: { PARTY_SHARE: 'dateOfBirth' } });
+      try {
+        const partial = (await birthOnly.call('GET', `/parties/MSISDN/${c.idValue}`)).body as Record<string, unknown>;
+        expect([partial['dateOfBirth'], 'kycInformation' in partial]).toEqual([c.dateOfBirth, false]);
+      } finally {
+        await birthOnly.close();
+      }
+    } finally {
+      await sharing.close();
+    }
   });
 
   it('GET /parties: unknown party 404 3204, unsupported type 3100, invalid type 400, closed account 404', async () => {
