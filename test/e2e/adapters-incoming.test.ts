@@ -224,7 +224,7 @@ describe('incoming payments through CBS_ADAPTER=rest: ISO 20022 party details', 
     const payee = { idType: 'MSISDN', idValue: PAYEE_MSISDN, firstName: 'Chanda', middleName: 'K', lastName: 'Mwila', dateOfBirth: '1990-01-02', balance: '50' } as const;
     const address = { StrtNm: 'Cairo Road', BldgNb: '12', TwnNm: 'Lusaka', Ctry: 'ZM' };
     run = await startAdapterHarness(REST, {
-      env: { API_TYPE: 'iso20022' },
+      env: { API_TYPE: 'iso20022', PARTY_SHARE: 'dateOfBirth' },
       seed: { ...ADAPTER_SEED, accounts: [{ ...payee, countryOfResidence: 'ZM', postalAddress: address }, ...ADAPTER_SEED.accounts.slice(1)] },
     });
     const P = 'Rpt.UpdtdPtyAndAcctId';
