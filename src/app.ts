@@ -34,6 +34,7 @@ import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
 import { buildOutgoingServer } from './http/outgoing-server.js';
 import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
+import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
 
 /** Replaceable parts, for tests and the benchmark. */
 export interface AppOverrides {
@@ -76,7 +77,16 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const wrapped = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
   // The institution's own words stay in logs and records; callers get the catalogue text.
   const coreBanking = atInstitutionBoundary(wrapped);
-  const sdkClient = new SdkClient({ baseUrl: config.sdkBaseUrl, timeoutMs: config.sdkTimeoutMs, transferTimeoutMs: config.outgoing.transferTimeoutMs });
+  // TLS files are read before anything opens: a wrong path stops the start with the setting's name.
+  const incomingTls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
+  const outgoingTls = config.listen.outgoing.tls === undefined ? undefined : await readTlsMaterial(config.listen.outgoing.tls, 'OUTGOING');
+  const sdkTls = config.sdkTls === undefined ? undefined : await readClientTlsMaterial(config.sdkTls);
+  const sdkClient = new SdkClient({
+    baseUrl: config.sdkBaseUrl,
+    timeoutMs: config.sdkTimeoutMs,
+    transferTimeoutMs: config.outgoing.transferTimeoutMs,
+    ...(sdkTls === undefined ? {} : { tls: sdkTls }),
+  });
   const switchConnector = overrides.switchConnector ?? sdkClient;
 
   // Both recovery loops take over an intent untouched this long (its request crashed).
@@ -113,7 +123,12 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     checks: { store: () => database.health(), institution: () => coreBanking.health() },
     timeoutMs: 2000,
   };
-  const incomingServer = buildIncomingServer(incoming, health, { logger, bodyLimitBytes: config.bodyLimitBytes, name: 'incoming' });
+  const incomingServer = buildIncomingServer(incoming, health, {
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    name: 'incoming',
+    ...(incomingTls === undefined ? {} : { tls: incomingTls }),
+  });
 
   const outgoingStore = new SqlOutgoingStore(database, () => clock.now());
   const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery);
@@ -145,6 +160,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     name: 'outgoing',
+    ...(outgoingTls === undefined ? {} : { tls: outgoingTls }),
     channelApiKey: config.outgoing.channelApiKey,
     callbackSecret: config.outgoing.callbackSecret,
     callbackSecretHeader: config.outgoing.callbackSecretHeader,
@@ -165,12 +181,15 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     outgoingServer,
     async start() {
       await checkInstitutionAtStart(coreBanking, health, logger);
-      const incomingUrl = await incomingServer.listen({ host: config.host, port: config.incomingPort });
-      const outgoingUrl = await outgoingServer.listen({ host: config.host, port: config.outgoingPort });
+      const incomingUrl = await incomingServer.listen({ host: config.listen.incoming.host, port: config.incomingPort });
+      const outgoingUrl = await outgoingServer.listen({ host: config.listen.outgoing.host, port: config.outgoingPort });
       loop.start();
       outgoingLoop.start();
       if (config.outgoing.demoCredentials) {
-        logger.warn({}, 'outgoing server uses the demo OUTGOING_API_KEY or CALLBACK_SECRET (see README); set your own outside a demo');
+        logger.warn({}, 'outgoing server uses the demo OUTGOING_API_KEY or CALLBACK_SECRET (see README); both servers stay on loopback until you set your own');
+      }
+      if (!isLoopbackHost(config.listen.incoming.host) && config.listen.incoming.tls?.caFile === undefined) {
+        logger.warn({ host: config.listen.incoming.host }, 'incoming server is reachable from other machines without mutual TLS: anyone who reaches it can ask for payee credits; keep it on a private link to the switch connector or set INCOMING_TLS_CA_FILE');
       }
       if (config.outgoing.transferTimeoutMs < TRANSFER_TIMEOUT_FLOOR_MS) {
         logger.warn({ transferTimeoutMs: config.outgoing.transferTimeoutMs }, 'SDK_TRANSFER_TIMEOUT_MS is below 95 s: the switch connector may still be working when we give up');

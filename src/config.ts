@@ -4,6 +4,7 @@ import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
 import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
+import { checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
 
 /**
  * All settings, read from environment variables (main.ts also loads an optional .env file).
@@ -27,7 +28,10 @@ export interface Config {
   readonly expirationMs: number;
   readonly sdkBaseUrl: string;
   readonly lei: string;
-  readonly host: string;
+  /** Where each server listens (host, optional TLS): loopback by default. */
+  readonly listen: { readonly incoming: ListenConfig; readonly outgoing: ListenConfig };
+  /** TLS of our calls to the switch connector's outbound API (an https SDK_BASE_URL). */
+  readonly sdkTls: ClientTlsFiles | undefined;
   readonly incomingPort: number;
   readonly outgoingPort: number;
   readonly store: StoreConfig;
@@ -150,7 +154,11 @@ export function loadConfig(env: Env): Config {
     expirationMs,
     sdkBaseUrl,
     lei,
-    host: read.string('HOST', '0.0.0.0'),
+    listen: {
+      incoming: readListen((name) => read.optional(name), 'INCOMING', problems),
+      outgoing: readListen((name) => read.optional(name), 'OUTGOING', problems),
+    },
+    sdkTls: readClientTls((name) => read.optional(name), problems),
     incomingPort: read.integer('INCOMING_PORT', 3003, 0, 65535),
     outgoingPort: read.integer('OUTGOING_PORT', 3004, 0, 65535),
     store: readStore(read, problems),
@@ -177,6 +185,8 @@ export function loadConfig(env: Env): Config {
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
   };
+  checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
+  if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');
   if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
     problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
   }

@@ -15,6 +15,13 @@ export interface ServerOptions {
    * requestTimeout; default 120 s. Must exceed the longest a handler can wait on the switch.
    */
   readonly requestTimeoutMs?: number;
+  /** Serve HTTPS with this certificate and key; with `ca`, clients must present a certificate it signed (mutual TLS). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer | undefined };
+}
+
+function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; key: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean; minVersion: 'TLSv1.2' } {
+  if (tls.ca === undefined) return { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' };
+  return { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' };
 }
 
 /** The time limit of a request when the server's options set none. */
@@ -28,6 +35,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export function createServer(options: ServerOptions): FastifyInstance {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const server = Fastify({
+    ...(options.tls === undefined ? {} : { https: httpsOptions(options.tls) }),
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     connectionTimeout: requestTimeoutMs,

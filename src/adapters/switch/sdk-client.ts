@@ -14,6 +14,8 @@ export interface SdkClientOptions {
    */
   readonly transferTimeoutMs?: number;
   readonly connections?: number;
+  /** For an https base URL: the CA to trust and our client certificate (mutual TLS), PEM. */
+  readonly tls?: { readonly ca: Buffer | undefined; readonly cert: Buffer | undefined; readonly key: Buffer | undefined };
 }
 
 /** The floor production needs for the blocking transfer calls (the switch connector's own waits). */
@@ -36,6 +38,7 @@ export class SdkClient implements SwitchConnector {
       connections: options.connections ?? 64,
       connectTimeout: Math.min(options.timeoutMs, 10_000),
       keepAliveTimeout: 10_000,
+      ...(options.tls === undefined ? {} : { connect: definedOnly({ ca: options.tls.ca, cert: options.tls.cert, key: options.tls.key }) }),
     });
   }
 
@@ -172,6 +175,10 @@ export function sdkErrorDetail(response: SdkResponse): string {
 export function errorStatusCode(body: unknown): string {
   const statusCode = isObject(body) ? body['statusCode'] : undefined;
   return typeof statusCode === 'string' || typeof statusCode === 'number' ? String(statusCode) : 'none';
+}
+
+function definedOnly<T extends Record<string, unknown>>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function pick(value: unknown, path: readonly string[]): unknown {

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { isLoopbackHost } from './listen-security.js';
+
+const SECRETS = { OUTGOING_API_KEY: 'our-channel-key-0123456789', CALLBACK_SECRET: 'our-callback-secret-0123456789' };
+
+describe('isLoopbackHost', () => {
+  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1'])('%s is loopback', (host) => {
+    expect(isLoopbackHost(host)).toBe(true);
+  });
+  it.each(['0.0.0.0', '::', '10.0.0.5', '192.168.1.1', '128.0.0.1', 'example.org', 'localhost.example.org', '::2', '', '::ffff:10.0.0.1'])('%j is not', (host) => {
+    expect(isLoopbackHost(host)).toBe(false);
+  });
+});
+
+describe('where the servers listen', () => {
+  it('loopback by default, for both servers', () => {
+    expect(loadConfig({}).listen).toEqual({ incoming: { host: '127.0.0.1', tls: undefined }, outgoing: { host: '127.0.0.1', tls: undefined } });
+  });
+
+  it('HOST sets both, INCOMING_HOST and OUTGOING_HOST each one; beyond loopback only with secrets of the institution\'s own', () => {
+    expect(loadConfig({ ...SECRETS, HOST: '0.0.0.0', OUTGOING_HOST: '10.0.0.5' }).listen).toEqual({
+      incoming: { host: '0.0.0.0', tls: undefined },
+      outgoing: { host: '10.0.0.5', tls: undefined },
+    });
+    expect(() => loadConfig({ OUTGOING_HOST: '10.0.0.5' })).toThrow('OUTGOING_HOST (or HOST): "10.0.0.5" is reachable from other machines while the demo');
+    // One demo credential left is enough to refuse.
+    expect(() => loadConfig({ OUTGOING_API_KEY: SECRETS.OUTGOING_API_KEY, INCOMING_HOST: '0.0.0.0' })).toThrow('INCOMING_HOST (or HOST): "0.0.0.0"');
+    expect(loadConfig({ HOST: 'localhost' }).listen.incoming.host).toBe('localhost');
+  });
+
+  it('reads TLS files per server and refuses half a configuration', () => {
+    const config = loadConfig({ INCOMING_TLS_CERT_FILE: '/etc/cc/in.crt', INCOMING_TLS_KEY_FILE: '/etc/cc/in.key', INCOMING_TLS_CA_FILE: '/etc/cc/switch-ca.crt' });
+    expect(config.listen.incoming.tls).toEqual({ certFile: '/etc/cc/in.crt', keyFile: '/etc/cc/in.key', caFile: '/etc/cc/switch-ca.crt' });
+    expect(config.listen.outgoing.tls).toBeUndefined();
+    expect(() => loadConfig({ OUTGOING_TLS_CERT_FILE: '/etc/cc/out.crt' })).toThrow('OUTGOING_TLS_CERT_FILE and OUTGOING_TLS_KEY_FILE: set both or neither');
+    expect(() => loadConfig({ INCOMING_TLS_CA_FILE: '/etc/cc/ca.crt' })).toThrow('INCOMING_TLS_CA_FILE: mutual TLS needs the server\'s own INCOMING_TLS_CERT_FILE and INCOMING_TLS_KEY_FILE');
+  });
+
+  it('reads the client TLS of the link to the switch connector, for an https SDK_BASE_URL only', () => {
+    expect(loadConfig({}).sdkTls).toBeUndefined();
+    expect(loadConfig({ SDK_BASE_URL: 'https://sdk:4001', SDK_TLS_CA_FILE: '/ca.crt', SDK_TLS_CERT_FILE: '/c.crt', SDK_TLS_KEY_FILE: '/c.key' }).sdkTls).toEqual({
+      caFile: '/ca.crt',
+      certFile: '/c.crt',
+      keyFile: '/c.key',
+    });
+    expect(() => loadConfig({ SDK_TLS_CA_FILE: '/ca.crt' })).toThrow('SDK_TLS_*: set only with an https SDK_BASE_URL');
+    expect(() => loadConfig({ SDK_BASE_URL: 'https://sdk:4001', SDK_TLS_KEY_FILE: '/c.key' })).toThrow('SDK_TLS_CERT_FILE and SDK_TLS_KEY_FILE: set both or neither');
+  });
+});
