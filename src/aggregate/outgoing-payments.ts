@@ -270,28 +270,31 @@ export class OutgoingPayments {
       const payment = await this.deps.settlement.reread(found.homeTransactionId);
       if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
       if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
-      // Without our secret, or with a code that decides nothing yet, the institution decides.
-      if (!origin.authenticated || UNDECIDED_CALLBACK_CODES.includes(code)) return this.#confirmCallback(payment, id, code);
+      // The secret only says who sent the callback; the institution says whether the customer was
+      // debited. Only an adapter whose callbacks are signed evidence is believed on its word.
+      const evidence = origin.authenticated && this.deps.coreBanking.capabilities.signedCallbacks === true;
+      if (!evidence || UNDECIDED_CALLBACK_CODES.includes(code)) return this.#confirmCallback(payment, id, code, origin.authenticated);
       this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
       await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
     });
   }
 
   /**
-   * A callback without our secret (CALLBACK_AUTH=confirm) is a hint, never evidence: the
-   * institution is asked for the debit's status at once and only its answer moves the payment.
-   * A pending or unknown answer changes nothing; the recovery worker asks again later.
+   * A callback is a hint, never evidence (with our secret it is at least known to come from the
+   * payment provider): the institution is asked for the debit's status at once and only its
+   * answer moves the payment. A pending or unknown answer changes nothing; the recovery worker
+   * asks again later.
    */
-  async #confirmCallback(payment: Payment, transferId: string, code: string): Promise<void> {
+  async #confirmCallback(payment: Payment, transferId: string, code: string, authenticated: boolean): Promise<void> {
     const status = await this.deps.coreBanking.transactionStatus(transferId);
-    const bindings = { transferId, state: payment.state, code, institutionStatus: status };
+    const bindings = { transferId, state: payment.state, code, authenticated, institutionStatus: status };
     const claimed = code === 'TS' ? 'succeeded' : 'failed';
     if (status !== 'succeeded' && status !== 'failed') {
-      this.deps.logger.info(bindings, 'unauthenticated callback: the institution has no final status yet; nothing changes');
+      this.deps.logger.info(bindings, 'callback: the institution has no final status yet; nothing changes');
       return;
     }
-    if (status !== claimed) this.deps.logger.warn(bindings, 'unauthenticated callback contradicts the institution; the institution decides');
-    else this.deps.logger.info(bindings, 'unauthenticated callback confirmed by the institution');
+    if (status !== claimed) this.deps.logger.warn(bindings, 'callback contradicts the institution; the institution decides');
+    else this.deps.logger.info(bindings, 'callback confirmed by the institution');
     await this.deps.settlement.applyDebitStatus(payment, status, { callbackCode: code });
   }
 

@@ -42,6 +42,12 @@ export interface CoreBankingCapabilities {
   readonly outgoingFlow: OutgoingFlow;
   /** True when the institution holds funds natively; false when a reservation is a float check. */
   readonly nativeHolds: boolean;
+  /**
+   * True only when the institution's debit callbacks are signed evidence the connector can verify
+   * (none of the adapters here). Otherwise a callback, even with the callback secret, is a hint:
+   * the connector asks transactionStatus and the institution's answer decides.
+   */
+  readonly signedCallbacks?: boolean;
 }
 
 export interface ReserveRequest {

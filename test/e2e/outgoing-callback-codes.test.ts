@@ -39,3 +39,37 @@ describe('a callback whose code decides nothing yet (TA ambiguous, TIP in progre
     expect((await balances(harness)).of(PAYER_ACCOUNT).balance).toBe(debited.amount);
   });
 });
+
+describe('a callback with the secret is still only a hint: the institution decides', () => {
+  async function prompted(harness: Harness): Promise<string> {
+    const terms = await initiate(harness, sendMoneyBody());
+    const transferId = String(terms['transferId']);
+    expect((await harness.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+    return transferId;
+  }
+
+  it('TS with the right secret for a prompt the customer never answered moves nothing and tells the switch nothing', async () => {
+    h = await startHarness({ env: MOBILE });
+    const harness = h;
+    const before = await balances(harness);
+    const transferId = await prompted(harness);
+    const forged = await harness.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, callbackHeaders(TEST_CALLBACK_SECRET));
+    expect(forged).toEqual({ status: 200, body: {} });
+    expect((await harness.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'AWAITING_DEBIT', callbackCode: null });
+    expect(harness.fakeSwitch.requests.filter((r) => r.method === 'PUT')).toEqual([]);
+    expect(await balances(harness)).toEqual(before);
+  });
+
+  it('TS with the right secret for a prompt the customer declined aborts (the institution says failed): the switch is told false', async () => {
+    h = await startHarness({ env: MOBILE });
+    const harness = h;
+    const before = await balances(harness);
+    const transferId = await prompted(harness);
+    await harness.app.sandbox?.settleCollection(transferId, false);
+    const contradicting = await harness.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, callbackHeaders(TEST_CALLBACK_SECRET));
+    expect(contradicting).toEqual({ status: 200, body: {} });
+    expect((await harness.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'ABORTED', callbackCode: 'TS', error: { statusCode: '4100' } });
+    expect(harness.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptQuote: false }]);
+    expect(await balances(harness)).toEqual(before);
+  });
+});
