@@ -40,7 +40,7 @@ export function buildIncomingServer(incoming: IncomingPayments, health: HealthCh
 
   server.post<{ Body: TransferRequestBody }>('/transfers', { schema: { body: transferRequestSchema } }, async (request, reply) => {
     const answer = await incoming.receiveTransfer(request.body);
-    return reply.status(201).send(answer);
+    return reply.status(200).send(answer);
   });
 
   const notify = { schema: { params: transferIdParamsSchema, body: transferNotificationSchema } };

@@ -35,7 +35,7 @@ describe('incoming notifications name their outcome', () => {
     h = await startHarness();
     const before = await balances(h);
     const body = await quoted(h, '100');
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     const transferId = String(body['transferId']);
     const answer = await h.call('PUT', `/transfers/${transferId}`, { finalNotification: { transferState: 'COMMITTED' } });
     expect(answer).toEqual({ status: 200, body: {} });
@@ -57,7 +57,7 @@ describe('incoming notifications name their outcome', () => {
     h = await startHarness();
     const before = await balances(h);
     const body = await quoted(h, '100');
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     const transferId = String(body['transferId']);
     const reserved = await balances(h);
     expect(await h.call('PUT', `/transfers/${transferId}`, doubtful)).toEqual({
@@ -81,7 +81,7 @@ describe('incoming notifications name their outcome', () => {
     const committed = await quoted(h, '100');
     const aborted = await quoted(h, '50');
     for (const body of [committed, aborted]) {
-      expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+      expect((await h.call('POST', '/transfers', body)).status).toBe(200);
       expect((await h.call('PUT', `/transfers/${String(body['transferId'])}`, { currentState: 'COMPLETED', finalNotification: { transferState: 'ABORTED' } })).status).toBe(400);
     }
     h.fakeSwitch.setTransferStatus(String(committed['transferId']), { status: 200, body: { transferId: committed['transferId'], currentState: 'COMPLETED' } });
@@ -97,7 +97,7 @@ describe('incoming notifications name their outcome', () => {
   it('a notification that names no state at all moves nothing: 400, the reservation stays for the switch to be asked', async () => {
     h = await startHarness();
     const body = await quoted(h, '100');
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     const transferId = String(body['transferId']);
     const held = (await balances(h)).float.held;
     expect(await h.call('PUT', `/transfers/${transferId}`, {})).toEqual({ status: 400, body: { statusCode: '3102', message: 'Missing mandatory element: currentState' } });

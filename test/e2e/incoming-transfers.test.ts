@@ -27,7 +27,7 @@ describe('incoming transfers: reservation', () => {
     const body = transferRequest(quoteBody, quoteAnswer);
     const answer = await h.call('POST', '/transfers', body);
     expect(answer).toEqual({
-      status: 201,
+      status: 200,
       body: { homeTransactionId: body['transferId'], transferState: 'RESERVED', completedTimestamp: '2026-11-23T10:00:00.000Z' },
     });
     const after = await balances(h);
@@ -114,7 +114,7 @@ describe('incoming transfers: reservation', () => {
     const { quoteBody, quoteAnswer } = await quoteFor('30');
     const body = transferRequest(quoteBody, quoteAnswer);
     const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('POST', '/transfers', body)));
-    for (const answer of answers) expect(answer).toEqual({ status: 201, body: answers[0]?.body });
+    for (const answer of answers) expect(answer).toEqual({ status: 200, body: answers[0]?.body });
     expect((await balances(h)).float.held).toBe('29.7');
   });
 
@@ -122,7 +122,7 @@ describe('incoming transfers: reservation', () => {
     h = await startHarness();
     const { quoteBody, quoteAnswer } = await quoteFor('30');
     const body = transferRequest(quoteBody, quoteAnswer);
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     const changed = await h.call('POST', '/transfers', { ...body, note: 'changed' });
     expect(changed).toEqual({
       status: 409,
@@ -135,7 +135,7 @@ describe('incoming transfers: notification', () => {
   async function reserved(amount: string): Promise<{ transferId: string; payeeAccount: string }> {
     const { quoteBody, quoteAnswer, payeeAccount } = await quoteFor(amount);
     const body = transferRequest(quoteBody, quoteAnswer);
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     return { transferId: String(body['transferId']), payeeAccount };
   }
 
@@ -213,7 +213,7 @@ describe('incoming transfers: notification', () => {
     h = await startHarness();
     const { quoteBody, quoteAnswer } = await quoteFor('5');
     const body = transferRequest(quoteBody, quoteAnswer, { transferId: '01JDQZ8V6N3W0Y5X7R2T4B9C1M' });
-    expect((await h.call('POST', '/transfers', body)).status).toBe(201);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     expect((await h.call('PUT', '/transfers/01JDQZ8V6N3W0Y5X7R2T4B9C1M', notification('COMPLETED'))).status).toBe(200);
   });
 });

@@ -168,7 +168,7 @@ export class SwitchDriver {
     }
     const transfer = this.prepareTransfer(flow);
     flow.transferAnswer = await this.exchange(`transfer:${flow.transferId}`, 'POST', '/transfers', transfer, POST_RETRIES, duplicate);
-    const reserved = flow.transferAnswer?.status === 201;
+    const reserved = flow.transferAnswer?.status === 200;
     if (flow.transferAnswer !== undefined && !reserved) {
       this.answers.unexpected.push(`transfer:${flow.transferId}: ${flow.transferAnswer.status} ${JSON.stringify(flow.transferAnswer.body)}`);
     }
