@@ -85,7 +85,7 @@ export class InboundSettlement {
    */
   private async releaseLateReservation(transfer: TransferRecord): Promise<void> {
     try {
-      await this.coreBanking.release(transfer.transferId);
+      await this.coreBanking.release(transfer.transferId, { amount: transfer.payeeReceiveAmount, currency: transfer.currency });
       this.logger.warn({ transferId: transfer.transferId, state: transfer.state }, 'reservation landed after the abort; released again');
     } catch (error) {
       const failed = { ...failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error), needsAttention: true };
@@ -121,7 +121,7 @@ export class InboundSettlement {
   async release(transfer: TransferRecord): Promise<TransferRecord> {
     assert(transfer.state === 'RELEASING', `release from ${transfer.state}`);
     try {
-      await this.coreBanking.release(transfer.transferId);
+      await this.coreBanking.release(transfer.transferId, { amount: transfer.payeeReceiveAmount, currency: transfer.currency });
     } catch (error) {
       await this.recordFailure(transfer, error);
       throw error;

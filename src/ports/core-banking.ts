@@ -117,8 +117,12 @@ export interface CoreBanking {
   reserve(request: ReserveRequest): Promise<void>;
   /** Credits the payee from the reservation made under the same reference. */
   commit(request: CommitRequest): Promise<void>;
-  /** Releases the reservation under `reference`; a no-op when there is none or it is released. */
-  release(reference: string): Promise<void>;
+  /**
+   * Releases the reservation under `reference`; a no-op when there is none or it is released.
+   * `amount` is the reserved amount, for institutions that find a reservation by repeating its
+   * idempotent hold (Fineract); others need only the reference.
+   */
+  release(reference: string, amount: Money): Promise<void>;
   /** Mobile-operator flow: asks the customer to approve a debit (payment prompt). */
   collect(request: CollectRequest): Promise<CollectResult>;
   /** Returns money debited from a customer for an outgoing payment that failed. */

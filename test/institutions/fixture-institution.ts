@@ -43,6 +43,8 @@ export interface FixtureState {
   readonly books: FixtureBooks;
   seed(accounts: readonly FixtureAccountSeed[]): void;
   handle(request: FixtureRequest): FixtureReply | Promise<FixtureReply>;
+  /** See FixtureServerOptions.admit: answers a replay or an in-flight repeat without running it. */
+  admit?(request: FixtureRequest): FixtureReply | undefined;
 }
 
 export interface ServeOptions {
@@ -71,6 +73,7 @@ export async function serveFixtureInstitution(
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port }),
     handle: (request) => state.handle(request),
+    ...(state.admit === undefined ? {} : { admit: (request: FixtureRequest) => state.admit?.(request) }),
     isWrite: options.isWrite,
   });
   const { books } = state;

@@ -71,6 +71,14 @@ export interface FixtureServerOptions {
   readonly handle: (request: FixtureRequest) => FixtureReply | Promise<FixtureReply>;
   /** Whether a request moves money, for faults aimed at the next write. */
   readonly isWrite: (request: FixtureRequest) => boolean;
+  /**
+   * Called once a request has reached the institution, before any slow-before delay: answers a
+   * request the institution settles without running it (an idempotent replay, a request whose
+   * first attempt is still running), or undefined to let it run (the institution may then mark
+   * it as running). Requests lost before reaching the institution (hang-before, server-error)
+   * never get here.
+   */
+  readonly admit?: (request: FixtureRequest) => FixtureReply | undefined;
 }
 
 export interface FixtureServer {
@@ -197,8 +205,12 @@ async function serve(
     send(response, { status: 503, body: { error: 'service unavailable' } });
     return;
   }
-  if (fault === 'slow-before') await sleep(played?.delayMs ?? DEFAULT_DELAY_MS);
-  const reply = await options.handle(request);
+  // A request the institution settles without running it still meets the faults after handling.
+  let reply = options.admit?.(request);
+  if (reply === undefined) {
+    if (fault === 'slow-before') await sleep(played?.delayMs ?? DEFAULT_DELAY_MS);
+    reply = await options.handle(request);
+  }
   if (fault === 'hang-after') return;
   if (fault === 'slow-after') await sleep(played?.delayMs ?? DEFAULT_DELAY_MS);
   if (fault === 'applied-then-5xx') {

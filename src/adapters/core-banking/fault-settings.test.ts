@@ -63,7 +63,7 @@ describe('withFaults', () => {
     const run = async (): Promise<string[]> => {
       const faulty = withFaults(institution, settings({ operations: ['release'] }));
       const names: string[] = [];
-      for (let i = 0; i < 200; i += 1) names.push(await outcome(faulty.release(`none-${i}`)));
+      for (let i = 0; i < 200; i += 1) names.push(await outcome(faulty.release(`none-${i}`, { amount: '1', currency: 'ZMW' })));
       return names;
     };
     const first = await run();
@@ -82,7 +82,7 @@ describe('withFaults', () => {
     const { institution } = await sandbox();
     const faulty = withFaults(institution, settings({ rate: '0.2', operations: ['release'], seed: 99 }));
     const names: string[] = [];
-    for (let i = 0; i < 1000; i += 1) names.push(await outcome(faulty.release(`x-${i}`)));
+    for (let i = 0; i < 1000; i += 1) names.push(await outcome(faulty.release(`x-${i}`, { amount: '1', currency: 'ZMW' })));
     const failed = names.filter((name) => name !== 'ok').length;
     // The counts seed 99 gives: the outer (unavailable) layer fails 100 calls, the inner
     // (timeout) layer 91 of those the outer let through.

@@ -18,7 +18,7 @@ export function interceptCoreBanking(inner: CoreBanking, around: Around): CoreBa
     lookupParty: (id) => around('lookupParty', () => inner.lookupParty(id)),
     reserve: (request) => around('reserve', () => inner.reserve(request)),
     commit: (request) => around('commit', () => inner.commit(request)),
-    release: (reference) => around('release', () => inner.release(reference)),
+    release: (reference, amount) => around('release', () => inner.release(reference, amount)),
     collect: (request) => around('collect', () => inner.collect(request)),
     refund: (request) => around('refund', () => inner.refund(request)),
     transactionStatus: (reference) => around('transactionStatus', () => inner.transactionStatus(reference)),

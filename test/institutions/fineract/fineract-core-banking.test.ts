@@ -3,10 +3,10 @@ import type { Clock } from '../../../src/ports/clock.js';
 import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
 import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
-import { FineractCoreBanking } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
+import { FineractCoreBanking, idempotencyKey } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture, type FineractFixture } from './fineract-fixture.js';
 import { readFineractOptions, type FineractOptions } from '../../../src/adapters/core-banking/fineract/fineract-options.js';
-import { accountStatusOf, declineFor, statusFromFloat } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
+import { accountStatusOf, declineFor, readHoldTransaction, statusFromSearch } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -49,109 +49,42 @@ function commitRequest(fineract: FineractFixture, amount = '12.34') {
   return { reference: REF, amount: { amount, currency: 'ZMW' }, payeeAccountId: fineract.accountIdOf(PAYEE.idValue) };
 }
 
-describe('FineractCoreBanking: crash safety of the three commit steps', () => {
-  it.each([
-    ['the payee deposit', 0],
-    ['the hold release', 1],
-    ['the float withdrawal', 2],
-  ])('finishes a commit that timed out after %s, booking each step once', async (_step, skip) => {
+const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
+
+/** The writes Fineract received, as "command key", with the account ids blanked. */
+function writes(fineract: FineractFixture, from = 0): string[] {
+  return fineract.requests
+    .slice(from)
+    .filter((request) => request.method === 'POST')
+    .map((request) => `${(request.path.match(/command=(\w+)/) ?? [])[1] ?? '?'} ${String(request.headers['idempotency-key'])}`);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('FineractCoreBanking: every write carries an idempotency key from the reference and the step', () => {
+  it('the keys are stable, distinct per step, and 43 characters whatever the reference', () => {
+    expect(idempotencyKey(REF, 'hold')).toBe(idempotencyKey(REF, 'hold'));
+    expect(new Set([idempotencyKey(REF, 'hold'), idempotencyKey(REF, 'deposit-payee'), idempotencyKey('other', 'hold'), idempotencyKey(`${REF}x`, 'hold')]).size).toBe(4);
+    expect(idempotencyKey('r'.repeat(128), 'withdraw-float')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('reserve and commit send hold, deposit, release and withdrawal each under its own key; a repeat replays them all', async () => {
     const { fineract, adapter } = await start();
     await adapter.reserve(commitRequest(fineract));
-    fineract.inject('hang-after', 'next-write', 1, skip);
-    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionTimeout', /outcome unknown/);
     await adapter.commit(commitRequest(fineract));
-    await adapter.commit(commitRequest(fineract));
-    expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
-    expect(fineract.floatBalance()).toBe('987.66');
-    expect(fineract.floatAvailable()).toBe('987.66');
-    expect(fineract.total()).toBe('1261');
-    const writes = fineract.requests.filter((request) => request.method === 'POST').map((request) => request.path.replace(/\/\d+\/transactions/, '/N/transactions'));
-    expect(writes).toEqual([
-      '/fineract-provider/api/v1/savingsaccounts/N/transactions?command=holdAmount',
-      '/fineract-provider/api/v1/savingsaccounts/N/transactions?command=deposit',
-      expect.stringMatching(/^\/fineract-provider\/api\/v1\/savingsaccounts\/N\/transactions\/\d+\?command=releaseAmount$/),
-      '/fineract-provider/api/v1/savingsaccounts/N/transactions?command=withdrawal',
+    const key = (step: string) => idempotencyKey(REF, step);
+    expect(writes(fineract)).toEqual([
+      `holdAmount ${key('hold')}`,
+      `holdAmount ${key('hold')}`,
+      `deposit ${key('deposit-payee')}`,
+      `releaseAmount ${key('release-hold')}`,
+      `withdrawal ${key('withdraw-float')}`,
     ]);
-  });
-
-  it('reports a commit stopped between release and withdrawal as unknown, then succeeded once finished', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract));
-    expect(await adapter.transactionStatus(REF)).toBe('pending');
-    fineract.inject('server-error', 'next-write', 1, 2);
-    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /HTTP 503/);
-    expect(await adapter.transactionStatus(REF)).toBe('unknown');
-    expect(fineract.total()).toBe('1273.34');
+    const mark = fineract.requests.length;
     await adapter.commit(commitRequest(fineract));
-    expect(await adapter.transactionStatus(REF)).toBe('succeeded');
-    expect(fineract.total()).toBe('1261');
-  });
-});
-
-describe('FineractCoreBanking: overlapping calls on one reference', () => {
-  it('two overlapping commits of one reservation deposit once', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract, '10'));
-    const outcomes = await Promise.allSettled([adapter.commit(commitRequest(fineract, '10')), adapter.commit(commitRequest(fineract, '10'))]);
-    expect(fineract.balanceOf(PAYEE.idValue)).toBe('60');
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled']);
-    expect(fineract.floatBalance()).toBe('990');
-    expect(fineract.floatAvailable()).toBe('990');
-    expect(fineract.total()).toBe('1261');
-  });
-
-  it('two overlapping reserves hold once, and overlapping refunds pay once', async () => {
-    const { fineract, adapter } = await start();
-    await Promise.all([adapter.reserve(commitRequest(fineract, '10')), adapter.reserve(commitRequest(fineract, '10'))]);
-    expect(fineract.floatAvailable()).toBe('990');
-    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: { amount: '5', currency: 'ZMW' }, payerId: PAYER.idValue };
-    await Promise.all([adapter.refund(refund), adapter.refund(refund)]);
-    expect(fineract.balanceOf(PAYER.idValue)).toBe('205');
-    expect(fineract.floatBalance()).toBe('995');
-  });
-
-  it('lets operations on different references overlap', async () => {
-    const { fineract, adapter } = await start();
-    const other = { ...commitRequest(fineract, '1'), reference: 'OTHER-1' };
-    await Promise.all([adapter.reserve(commitRequest(fineract, '10')), adapter.reserve(other)]);
-    await Promise.all([adapter.commit(commitRequest(fineract, '10')), adapter.commit(other)]);
-    expect(fineract.balanceOf(PAYEE.idValue)).toBe('61');
-    expect(fineract.floatBalance()).toBe('989');
-  });
-});
-
-describe('FineractCoreBanking: references', () => {
-  it('refuses to commit a released reservation and moves nothing', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract));
-    await adapter.release(REF);
-    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'TransferStateConflict', /was released/);
-    await expectConnectorError(adapter.reserve(commitRequest(fineract)), 'TransferStateConflict');
-    expect(fineract.balanceOf(PAYEE.idValue)).toBe('50');
-    expect(fineract.floatAvailable()).toBe('1000');
-  });
-
-  it('refuses to commit what was never reserved', async () => {
-    const { fineract, adapter } = await start();
-    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'TransferNotFound');
-    expect(fineract.balanceOf(PAYEE.idValue)).toBe('50');
-  });
-
-  it('refuses a reference reused for another amount', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract));
-    await expectConnectorError(adapter.commit(commitRequest(fineract, '12.35')), 'ModifiedRequest');
-    await expectConnectorError(adapter.reserve(commitRequest(fineract, '1')), 'ModifiedRequest');
-    expect(fineract.floatAvailable()).toBe('987.66');
-  });
-
-  it('refuses to release a committed reservation', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract));
-    await adapter.commit(commitRequest(fineract));
-    await expectConnectorError(adapter.release(REF), 'TransferStateConflict', /was committed/);
-    expect(fineract.floatBalance()).toBe('987.66');
-    expect(fineract.floatAvailable()).toBe('987.66');
+    expect(writes(fineract, mark)).toEqual([`holdAmount ${key('hold')}`, `deposit ${key('deposit-payee')}`, `releaseAmount ${key('release-hold')}`, `withdrawal ${key('withdraw-float')}`]);
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
+    expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['987.66', '987.66', '1261']);
   });
 
   it('books amounts as decimal strings with our reference in the receipt number and the hold reason', async () => {
@@ -160,9 +93,166 @@ describe('FineractCoreBanking: references', () => {
     await adapter.commit(commitRequest(fineract));
     const bodies = fineract.requests.filter((request) => request.method === 'POST').map((request) => request.body);
     expect(bodies[0]).toEqual({ locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate: '2026-11-23', transactionAmount: '12.34', reasonForBlock: REF });
-    expect(bodies[1]).toMatchObject({ transactionAmount: '12.34', receiptNumber: REF, note: `Mojaloop ${REF}`, transactionDate: '2026-11-23', locale: 'en' });
+    expect(bodies[2]).toMatchObject({ transactionAmount: '12.34', receiptNumber: REF, note: `Mojaloop ${REF}`, transactionDate: '2026-11-23', locale: 'en' });
     expect(fineract.requests[0]?.headers['fineract-platform-tenantid']).toBe('default');
     expect(fineract.requests[0]?.headers.authorization).toBe(`Basic ${Buffer.from('mifos:password').toString('base64')}`);
+  });
+});
+
+describe('FineractCoreBanking: the ambiguous outcomes book nothing twice', () => {
+  it.each([
+    ['the hold', 0],
+    ['the payee deposit', 1],
+    ['the hold release', 2],
+    ['the float withdrawal', 3],
+  ])('a commit whose %s was applied but never answered is finished by the retry, each step once', async (_step, skip) => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.inject('hang-after', 'next-write', 1, skip);
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionTimeout', /outcome unknown/);
+    await adapter.commit(commitRequest(fineract));
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
+    expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['987.66', '987.66', '1261']);
+  });
+
+  it('a deposit applied then answered 500 is not booked again', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.inject('applied-then-5xx', 'next-write', 1, 1);
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable');
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
+    await adapter.commit(commitRequest(fineract));
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
+    expect([fineract.floatBalance(), fineract.total()]).toEqual(['987.66', '1261']);
+  });
+
+  it('a hold still running after our timeout: the retry meets 425 and books nothing; once it finished, the stored result answers', async () => {
+    const { fineract, adapter } = await start();
+    // Longer than the 300 ms timeout even at undici's coarse timer resolution (about 0.5 to 1 s).
+    fineract.inject('slow-before', 'next-write', 1, 0, 1500);
+    await expectConnectorError(adapter.reserve(commitRequest(fineract)), 'InstitutionTimeout', /outcome unknown/);
+    await expectConnectorError(adapter.reserve(commitRequest(fineract)), 'InstitutionTimeout', /still running at Fineract \(HTTP 425\); outcome unknown/);
+    await sleep(1600);
+    expect(fineract.floatAvailable()).toBe('987.66');
+    const mark = fineract.requests.length;
+    await adapter.reserve(commitRequest(fineract));
+    expect(fineract.floatAvailable()).toBe('987.66');
+    expect(writes(fineract, mark)).toEqual([`holdAmount ${idempotencyKey(REF, 'hold')}`]);
+  });
+
+  it('a refund whose deposit was slower than the timeout pays the payer once', async () => {
+    const { fineract, adapter } = await start();
+    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue };
+    fineract.inject('slow-before', 'next-write', 1, 0, 1500);
+    await expectConnectorError(adapter.refund(refund), 'InstitutionTimeout');
+    await sleep(1600);
+    await adapter.refund(refund);
+    await adapter.refund(refund);
+    expect(fineract.balanceOf(PAYER.idValue)).toBe('205');
+    expect([fineract.floatBalance(), fineract.total()]).toEqual(['995', '1261']);
+  });
+
+  it('two overlapping commits and two overlapping refunds move the money once', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract, '10'));
+    await Promise.all([adapter.commit(commitRequest(fineract, '10')), adapter.commit(commitRequest(fineract, '10'))]);
+    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue };
+    await Promise.all([adapter.refund(refund), adapter.refund(refund)]);
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('60');
+    expect(fineract.balanceOf(PAYER.idValue)).toBe('205');
+    expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['985', '985', '1261']);
+  });
+});
+
+describe('FineractCoreBanking: holds as Fineract reports them (releaseTransactionId 0 = unreleased)', () => {
+  it('release gives the hold back once; a commit after it is refused and moves nothing', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    expect(fineract.floatAvailable()).toBe('987.66');
+    await adapter.release(REF, zmw('12.34'));
+    await adapter.release(REF, zmw('12.34'));
+    expect(fineract.floatAvailable()).toBe('1000');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'TransferStateConflict', /was released/);
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('50');
+    expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['1000', '1000', '1261']);
+  });
+
+  it('a release for a reservation never made leaves the float as it was', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.release(REF, zmw('12.34'));
+    expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['1000', '1000', '1261']);
+  });
+
+  it('a release where the hold was refused (a short float) is a no-op', async () => {
+    const { fineract, adapter } = await start();
+    await expectConnectorError(adapter.reserve(commitRequest(fineract, '1000.01')), 'PayeeInsufficientLiquidity');
+    await adapter.release(REF, zmw('1000.01'));
+    expect(fineract.floatAvailable()).toBe('1000');
+  });
+
+  it('refuses to release a committed reservation', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'TransferStateConflict', /was committed/);
+    expect([fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['987.66', '987.66']);
+  });
+
+  it('refuses a commit for another amount than the hold', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    await expectConnectorError(adapter.commit(commitRequest(fineract, '12.35')), 'ModifiedRequest');
+    expect([fineract.balanceOf(PAYEE.idValue), fineract.floatAvailable()]).toEqual(['50', '987.66']);
+  });
+
+  it('reports where a reference stands by searching its receipt number', async () => {
+    const { fineract, adapter } = await start();
+    expect(await adapter.transactionStatus(REF)).toBe('not-found');
+    await adapter.reserve(commitRequest(fineract));
+    fineract.inject('server-error', 'next-write', 1, 2);
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /HTTP 503/);
+    expect(await adapter.transactionStatus(REF)).toBe('pending');
+    await adapter.commit(commitRequest(fineract));
+    expect(await adapter.transactionStatus(REF)).toBe('succeeded');
+  });
+});
+
+describe('FineractCoreBanking: no statement is ever read', () => {
+  it('keeps working when the float statement is far larger than FINERACT_MAX_RESPONSE_BYTES', async () => {
+    const { fineract, adapter } = await start({ maxResponseBytes: 4096 });
+    for (let index = 0; index < 40; index += 1) {
+      const request = { ...commitRequest(fineract, '1'), reference: `REF-${index}` };
+      await adapter.reserve(request);
+      await adapter.commit(request);
+    }
+    expect(fineract.balanceOf(PAYEE.idValue)).toBe('90');
+    expect(fineract.requests.some((request) => request.path.includes('associations=transactions'))).toBe(false);
+    await adapter.health();
+  });
+});
+
+describe('FineractCoreBanking: start-up check of the settings', () => {
+  it('accepts the documented settings', async () => {
+    const { adapter } = await start();
+    await adapter.verifySetup();
+  });
+
+  it.each([
+    [{ paymentTypeId: '9' }, 'misconfigured: FINERACT_PAYMENT_TYPE_ID 9 is not a payment type at Fineract (it lists: 1 Money Transfer, 2 Cash, 4 Mojaloop)'],
+    [{ floatAccountId: '999' }, 'misconfigured: FINERACT_FLOAT_ACCOUNT_ID 999: no such savings account at Fineract'],
+    [{ password: 'wrong' }, 'credentials-refused: fineract refused FINERACT_USERNAME/FINERACT_PASSWORD (HTTP 401)'],
+  ])('refuses %o with a clear cause', async (overrides, message) => {
+    const { adapter } = await start(overrides);
+    await expect(adapter.verifySetup()).rejects.toMatchObject({ name: 'InstitutionHealthError', message });
+  });
+
+  it('refuses a float account that is not active', async () => {
+    const { fineract } = await start();
+    const closed = new FineractCoreBanking(options(fineract.url, { floatAccountId: fineract.accountIdOf('260971000010') }), { clock });
+    closers.push(() => closed.close());
+    await expect(closed.verifySetup()).rejects.toMatchObject({
+      message: `misconfigured: FINERACT_FLOAT_ACCOUNT_ID ${fineract.accountIdOf('260971000010')}: the savings account is not active (savingsAccountStatusType.closed)`,
+    });
   });
 });
 
@@ -257,13 +347,25 @@ describe('fineract transformers', () => {
     expect(name(403, 'error.msg.something.new', 'payee')).toBe('PayeeRejected');
   });
 
-  it('reads status from the float statement', () => {
-    const hold = { id: '1', typeId: '20', amount: '1', reversed: false };
-    expect(statusFromFloat({ holds: [], deposits: [], withdrawals: [], reversed: 0 })).toBe('not-found');
-    expect(statusFromFloat({ holds: [hold], deposits: [], withdrawals: [], reversed: 0 })).toBe('pending');
-    expect(statusFromFloat({ holds: [{ ...hold, releaseTransactionId: '2' }], deposits: [], withdrawals: [], reversed: 0 })).toBe('unknown');
-    expect(statusFromFloat({ holds: [], deposits: [], withdrawals: [{ ...hold, typeId: '2' }], reversed: 0 })).toBe('succeeded');
-    expect(statusFromFloat({ holds: [], deposits: [], withdrawals: [], reversed: 1 })).toBe('unknown');
+  it('reads status from the search by receipt number', () => {
+    const hit = (accountId: string, transactionType: string) => ({ accountId, transactionId: '9', transactionType });
+    expect(statusFromSearch([], '1')).toBe('not-found');
+    expect(statusFromSearch([hit('101', 'deposit')], '1')).toBe('pending');
+    expect(statusFromSearch([hit('101', 'deposit'), hit('1', 'withdrawal')], '1')).toBe('succeeded');
+    expect(statusFromSearch([hit('1', 'deposit')], '1')).toBe('pending');
+  });
+
+  it('reads a hold as released only when releaseTransactionId is not 0', () => {
+    const hold = (releaseTransactionId: unknown) => ({
+      id: new JsonNumber('5'),
+      transactionType: { id: new JsonNumber('20'), code: 'savingsAccountTransactionType.onHold' },
+      amount: new JsonNumber('12.340000'),
+      currency: { code: 'ZMW' },
+      ...(releaseTransactionId === undefined ? {} : { releaseTransactionId }),
+    });
+    expect(readHoldTransaction(hold(new JsonNumber('0')))).toEqual({ id: '5', amount: '12.34', released: false });
+    expect(readHoldTransaction(hold(undefined))).toEqual({ id: '5', amount: '12.34', released: false });
+    expect(readHoldTransaction(hold(new JsonNumber('6')))).toEqual({ id: '5', amount: '12.34', released: true });
   });
 });
 

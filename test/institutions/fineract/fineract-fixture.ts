@@ -6,11 +6,32 @@ import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.
 import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fineract/fineract-wire.js';
 
 /**
- * A fixture Apache Fineract on loopback: tenants and basic authentication, clients found by
- * external id, savings accounts with statuses and sub-statuses, deposits, withdrawals, amount
- * holds and releases, and statements that list them, with amounts as JSON numbers carrying six
- * decimals the way Fineract writes them. Like Fineract, it has no idempotency: the adapter must
- * read before it writes.
+ * A fixture Apache Fineract on loopback, written from Fineract's own documents and source (each
+ * behaviour below names the file it follows; paths are in the apache/fineract repository):
+ * - tenants and basic authentication: a missing or unknown tenant is 400, bad credentials 401
+ *   (fineract-provider/.../infrastructure/security/filter/TenantAwareBasicAuthenticationFilter.java);
+ * - clients found by external id, savings accounts with statuses and sub-statuses, deposits,
+ *   withdrawals, amount holds and releases (SavingsAccountTransactionsApiResource.java:
+ *   POST /savingsaccounts/{id}/transactions?command=deposit|withdrawal|holdAmount and
+ *   POST /savingsaccounts/{id}/transactions/{transactionId}?command=releaseAmount);
+ * - idempotency (fineract-doc/src/docs/en/chapters/architecture/idempotency.adoc, and the
+ *   header name `Idempotency-Key` from fineract.idempotency-key-header-name in
+ *   application.properties): a command is stored with its result under action + entity + key;
+ *   a repeat answers the stored status and body with `x-served-from-cache: true`, errors the
+ *   command raised included; a repeat while the first is still running is refused (425; the
+ *   document says 409) and runs nothing;
+ * - `releaseTransactionId` on every savings transaction: 0 while a hold is unreleased, the
+ *   release transaction's id once released (SavingsAccountTransactionData.java); releasing an
+ *   unknown transaction answers 500, releasing twice 400;
+ * - statements: GET /savingsaccounts/{id}?associations=transactions lists the whole history;
+ * - GET /paymenttypes lists the payment types (PaymentTypeApiResource.java); a deposit or a
+ *   withdrawal under an unknown payment type is refused (400);
+ * - GET /search?query=...&resource=savingsTransactions&exactMatch=true finds savings
+ *   transactions by receipt number (integration-tests SearchResourcesTest,
+ *   searchOverSavingsDepositTransactionResources);
+ * - error bodies {developerMessage, httpStatusCode, defaultUserMessage,
+ *   userMessageGlobalisationCode, errors[]} (PlatformApiDataValidationException,
+ *   PlatformDomainRuleException and their mappers); amounts as JSON numbers with six decimals.
  */
 
 export interface FineractFixtureOptions extends FixtureSeed {
@@ -21,7 +42,8 @@ export interface FineractFixtureOptions extends FixtureSeed {
   readonly password?: string;
 }
 
-export const FINERACT_FIXTURE_DEFAULTS = { tenant: 'default', username: 'mifos', password: 'password', floatAccountId: '1', paymentTypeId: '4' } as const;
+const FINERACT_FIXTURE_DEFAULTS_PAYMENT_TYPE = '4';
+export const FINERACT_FIXTURE_DEFAULTS = { tenant: 'default', username: 'mifos', password: 'password', floatAccountId: '1', paymentTypeId: FINERACT_FIXTURE_DEFAULTS_PAYMENT_TYPE } as const;
 const API_PREFIX = '/fineract-provider/api/v1';
 
 interface Transaction {
@@ -30,8 +52,19 @@ interface Transaction {
   readonly amountMinor: bigint;
   readonly receiptNumber?: string;
   readonly reasonForBlock?: string;
-  releaseTransactionId?: string;
+  /** '0' until released, as Fineract reports an unreleased hold (and every other transaction). */
+  releaseTransactionId: string;
 }
+
+/** A command in Fineract's idempotency store: running, or done with the answer it gave. */
+type StoredCommand = { readonly state: 'running' } | { readonly state: 'done'; readonly reply: FixtureReply };
+
+/** The payment types a fresh Fineract lists, plus the one the tests configure (id 4). */
+const PAYMENT_TYPES = [
+  { id: '1', name: 'Money Transfer', isCashPayment: false },
+  { id: '2', name: 'Cash', isCashPayment: true },
+  { id: FINERACT_FIXTURE_DEFAULTS_PAYMENT_TYPE, name: 'Mojaloop', isCashPayment: false },
+] as const;
 
 interface Savings {
   readonly id: string;
@@ -71,6 +104,7 @@ class FineractInstitution {
   readonly #savings = new Map<string, Savings>();
   readonly #authorization: string;
   readonly #tenant: string;
+  readonly #commands = new Map<string, StoredCommand>();
   #nextId = 100;
   #nextTransaction = 1;
 
@@ -105,25 +139,100 @@ class FineractInstitution {
     return savings;
   }
 
+  /**
+   * Fineract's idempotency filter, after authentication: a stored command answers from the store,
+   * a running one is refused, a new one is marked running (idempotency.adoc).
+   */
+  admit(request: FixtureRequest): FixtureReply | undefined {
+    if (this.#refusal(request) !== undefined) return undefined;
+    const key = idempotencyKeyOf(request);
+    if (key === undefined) return undefined;
+    const stored = this.#commands.get(key);
+    if (stored === undefined) {
+      this.#commands.set(key, { state: 'running' });
+      return undefined;
+    }
+    if (stored.state === 'running') {
+      return fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed');
+    }
+    return { ...stored.reply, headers: { ...stored.reply.headers, 'x-served-from-cache': 'true' } };
+  }
+
   handle(request: FixtureRequest): FixtureReply {
+    const refusal = this.#refusal(request);
+    if (refusal !== undefined) return refusal;
+    const reply = this.#route(request);
+    const key = idempotencyKeyOf(request);
+    // The command's result, errors included, is stored with its key (idempotency.adoc).
+    if (key !== undefined && this.#commands.get(key)?.state === 'running') this.#commands.set(key, { state: 'done', reply });
+    return reply;
+  }
+
+  #refusal(request: FixtureRequest): FixtureReply | undefined {
     if (request.headers['fineract-platform-tenantid'] !== this.#tenant) {
       return fail(400, 'error.msg.platform.tenant.identifier.missing', 'No tenant identifier found');
     }
     if (request.headers.authorization !== this.#authorization) {
       return fail(401, 'error.msg.not.authenticated', 'Unauthenticated. Please login.');
     }
+    return undefined;
+  }
+
+  #route(request: FixtureRequest): FixtureReply {
     if (!request.path.startsWith(`${API_PREFIX}/`)) return fail(404, 'error.msg.resource.not.found', 'Unknown path');
     const parts = request.path.slice(API_PREFIX.length + 1).split('/');
     const [resource, id, sub, transactionId] = parts;
+    if (request.method === 'GET' && resource === 'paymenttypes' && id === undefined) return this.paymentTypes();
+    if (request.method === 'GET' && resource === 'search' && id === undefined) return this.search(request.query);
     if (request.method === 'GET' && resource === 'clients' && id === undefined) return this.searchClients(request.query.get('externalId'));
     if (request.method === 'GET' && resource === 'clients' && sub === 'accounts') return this.clientAccounts(id ?? '');
     if (request.method === 'GET' && resource === 'savingsaccounts' && sub === undefined) {
       return this.savingsAccount(id ?? '', request.query.get('associations') === 'transactions');
     }
+    if (request.method === 'GET' && resource === 'savingsaccounts' && sub === 'transactions' && transactionId !== undefined) {
+      return this.transaction(id ?? '', transactionId);
+    }
     if (request.method === 'POST' && resource === 'savingsaccounts' && sub === 'transactions') {
       return this.command(id ?? '', transactionId, request.query.get('command'), request.body);
     }
     return fail(404, 'error.msg.resource.not.found', 'Unknown path');
+  }
+
+  paymentTypes(): FixtureReply {
+    return {
+      status: 200,
+      body: PAYMENT_TYPES.map((type, position) => ({
+        id: new JsonNumber(type.id),
+        name: type.name,
+        description: type.name,
+        isCashPayment: type.isCashPayment,
+        position: new JsonNumber(String(position + 1)),
+      })),
+    };
+  }
+
+  /** Global search; only what the adapter uses: savings transactions by exact receipt number. */
+  search(query: URLSearchParams): FixtureReply {
+    const text = query.get('query');
+    if (text === null || text === '') return fail(400, 'validation.msg.search.query.cannot.be.blank', 'query is mandatory');
+    if (query.get('resource') !== 'savingsTransactions' || query.get('exactMatch') !== 'true') return { status: 200, body: [] };
+    const found: unknown[] = [];
+    for (const savings of this.#savings.values()) {
+      for (const transaction of savings.transactions) {
+        if (transaction.receiptNumber !== text) continue;
+        const type = transaction.typeId === FINERACT_TRANSACTION_TYPE.deposit ? 'deposit' : 'withdrawal';
+        found.push({
+          entityId: new JsonNumber(savings.id),
+          entityType: 'SAVINGS_TRANSACTION',
+          ...(savings.clientId === undefined ? {} : { parentId: new JsonNumber(savings.clientId), parentType: 'client' }),
+          transactionId: new JsonNumber(transaction.id),
+          transactionType: type,
+          accountId: new JsonNumber(savings.id),
+          accountType: 'savings',
+        });
+      }
+    }
+    return { status: 200, body: found };
   }
 
   searchClients(externalId: string | null): FixtureReply {
@@ -174,6 +283,14 @@ class FineractInstitution {
     };
   }
 
+  /** GET /savingsaccounts/{id}/transactions/{transactionId} (SavingsAccountTransactionsApiResource.retrieveOne). */
+  transaction(savingsId: string, transactionId: string): FixtureReply {
+    const savings = this.#savings.get(savingsId);
+    const transaction = savings?.transactions.find((candidate) => candidate.id === transactionId);
+    if (transaction === undefined) return fail(404, 'error.msg.saving.account.transaction.id.invalid', `Transaction with identifier ${transactionId} does not exist`);
+    return { status: 200, body: this.#transactionBody(transaction) };
+  }
+
   command(savingsId: string, transactionId: string | undefined, command: string | null, body: unknown): FixtureReply {
     const savings = this.#savings.get(savingsId);
     if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
@@ -185,6 +302,12 @@ class FineractInstitution {
     }
     const input = this.#commandInput(body, command);
     if ('reply' in input) return input.reply;
+    if (command !== 'holdAmount' && isRecord(body) && body['paymentTypeId'] instanceof JsonNumber && !PAYMENT_TYPES.some((type) => type.id === (body['paymentTypeId'] as JsonNumber).text)) {
+      return fail(400, 'error.msg.payment.type.invalid', 'Payment type does not exist');
+    }
+    if (command === 'holdAmount' && input.reasonForBlock === undefined) {
+      return fail(400, 'validation.msg.savingsaccount.transaction.reasonForBlock.cannot.be.blank', 'reasonForBlock is mandatory');
+    }
     if (savings.statusId !== '300') return fail(403, 'error.msg.savingsaccount.transaction.account.is.not.active', 'Account is not active');
     if (savings.subStatusId === '400') return fail(403, 'error.msg.savingsaccount.account.is.blocked', 'Account is blocked');
     try {
@@ -202,8 +325,9 @@ class FineractInstitution {
 
   release(savings: Savings, holdId: string): FixtureReply {
     const hold = savings.transactions.find((transaction) => transaction.id === holdId && transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold);
-    if (hold === undefined) return fail(404, 'error.msg.saving.account.transaction.id.invalid', 'No such hold');
-    if (hold.releaseTransactionId !== undefined) return fail(403, 'error.msg.saving.account.amount.already.released', 'Amount already released');
+    // Fineract fails with a server error on an id it cannot load, and validates a second release (400).
+    if (hold === undefined) return { status: 500, body: { developerMessage: 'Request failed', httpStatusCode: '500', defaultUserMessage: 'Request failed' } };
+    if (hold.releaseTransactionId !== '0') return fail(400, 'validation.msg.savingsaccount.onhold.transaction.already.released', 'Amount already released');
     this.books.releaseHold(savings.book, hold.amountMinor);
     const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined);
     hold.releaseTransactionId = release.id;
@@ -236,6 +360,7 @@ class FineractInstitution {
       id: String(this.#nextTransaction++),
       typeId,
       amountMinor,
+      releaseTransactionId: '0',
       ...(receiptNumber === undefined ? {} : { receiptNumber }),
       ...(reasonForBlock === undefined ? {} : { reasonForBlock }),
     };
@@ -289,7 +414,7 @@ class FineractInstitution {
         ? {}
         : { paymentDetailData: { id: new JsonNumber(transaction.id), paymentType: { id: new JsonNumber('4'), name: 'Mojaloop' }, receiptNumber: transaction.receiptNumber } }),
       ...(transaction.reasonForBlock === undefined ? {} : { reasonForBlock: transaction.reasonForBlock }),
-      ...(transaction.releaseTransactionId === undefined ? {} : { releaseTransactionId: new JsonNumber(transaction.releaseTransactionId) }),
+      releaseTransactionId: new JsonNumber(transaction.releaseTransactionId),
     };
   }
 
@@ -320,6 +445,14 @@ function transactionType(typeId: string): unknown {
     [FINERACT_TRANSACTION_TYPE.amountRelease]: 'savingsAccountTransactionType.release',
   };
   return { id: new JsonNumber(typeId), code: codes[typeId] ?? 'savingsAccountTransactionType.invalid', value: codes[typeId] ?? '' };
+}
+
+/** The key of a command in Fineract's idempotency store: action + entity + the Idempotency-Key header. */
+function idempotencyKeyOf(request: FixtureRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (request.method !== 'POST' || typeof header !== 'string' || header === '') return undefined;
+  const action = (request.query.get('command') ?? '').toUpperCase();
+  return `${action}|SAVINGSACCOUNT|${header}`;
 }
 
 /** Fineract's error body: the top-level code, and the reason repeated in `errors`. */

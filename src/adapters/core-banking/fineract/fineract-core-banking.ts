@@ -1,6 +1,7 @@
-import { ConnectorError } from '../../../domain/errors.js';
+import { createHash } from 'node:crypto';
+import { ConnectorError, isConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
-import { compareDecimal } from '../../../domain/money.js';
+import { compareDecimal, type Money } from '../../../domain/money.js';
 import type { Clock } from '../../../ports/clock.js';
 import type {
   CollectResult,
@@ -12,27 +13,31 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { JsonNumber } from '../shared/decimal-json.js';
 import { InstitutionHttp, parse2xx, readWire, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { amountForWire } from '../shared/wire-reader.js';
 import type { FineractOptions } from './fineract-options.js';
 import {
-  checkBookedAmounts,
+  SAVINGS_ACTIVE_STATUS,
   chooseSavingsAccount,
   declineFor,
-  evidenceFor,
   holdCommand,
   moneyCommand,
   readClientPage,
+  readHoldTransaction,
   readCommandResult,
+  readError,
+  readPaymentTypes,
   readSavingsAccount,
   readSavingsSummaries,
-  statusFromFloat,
+  readSearchResults,
+  statusFromSearch,
   toPartyDetails,
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import type { FineractClient, FineractSavingsAccount, FineractSavingsSummary, FineractTransaction } from './fineract-wire.js';
+import type { FineractClient, FineractHold, FineractSavingsAccount, FineractSavingsSummary, FineractSearchHit } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -44,35 +49,35 @@ export interface FineractDeps {
  * the institution sets to the identifier it registered with the platform (e.g. the MSISDN); the
  * payee account is the client's savings account. The prefunded float is one savings account.
  *
- * Money and idempotency. Fineract has no idempotency key, so every step is booked with our
- * reference where it can be read back (the receipt number of a deposit or withdrawal, the reason
- * of a hold), and each operation first reads what is already booked under the reference and
- * books only the missing steps, in a fixed order:
- * - reserve: hold on the float;
- * - commit: deposit to the payee, release the hold, withdraw from the float;
- * - refund: deposit to the payer, withdraw from the float;
- * - release: release the hold.
- * A crash or timeout between steps leaves a state the next attempt recognises and finishes; the
- * float withdrawal always comes last, so it marks a finished operation. Depositing first also
- * means a payee account that cannot receive is refused before the reservation is touched.
- * Reading the float's statement costs one call per operation; Fineract offers no search by
- * receipt number on the versions this adapter targets.
- *
- * Read-then-book is only safe when one operation on a reference runs at a time: two overlapping
- * commits would both read "no deposit yet" and both deposit. So reserve, commit, release and
- * refund take turns per reference (KeyedSerializer), and the second sees the first's booking.
- * That covers one process only; operations on one reference from two connector processes at
- * once are not serialised here.
+ * Money and idempotency. Every write carries an `Idempotency-Key` derived from our reference and
+ * the step (Fineract 1.9 and later store each command with its result under action + entity +
+ * key, and answer a repeat from that store with `x-served-from-cache: true`). So any attempt,
+ * after a timeout, a 5xx, a crash or on another replica, repeats the whole operation step by step
+ * and each step is booked at most once. The steps, in order:
+ * - reserve: hold on the float (step `hold`);
+ * - commit: hold (a repeat, which answers the hold's transaction id), deposit to the payee,
+ *   release the hold, withdraw from the float;
+ * - release: hold (a repeat; if no hold was ever placed this places it, so the two cancel out),
+ *   then release it;
+ * - refund: deposit to the payer, withdraw from the float.
+ * A repeat that finds the first attempt still running is refused by Fineract (425, or 409 as its
+ * document says): the outcome is unknown and the caller tries again later; nothing is booked.
+ * No operation reads a statement: the float's history grows without bound. Where a state is
+ * needed, the hold is read by its transaction id (Fineract reports `releaseTransactionId` 0 while
+ * it is unreleased), and one search by receipt number finds our deposits and withdrawals: a
+ * commit refuses a hold an abort released, a release refuses a committed reservation, and
+ * transactionStatus reads where an operation stands. Operations on one reference take turns in
+ * this process; across replicas the keys keep each step single.
  */
 export class FineractCoreBanking implements CoreBanking {
+  /** Operations on one reference take turns in this process, so they do not meet Fineract's 425 among themselves. */
+  readonly #turns = new KeyedSerializer();
   readonly name = 'fineract';
   readonly capabilities: CoreBankingCapabilities = { outgoingFlow: 'bank', nativeHolds: true };
   readonly #http: InstitutionHttp;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #options: FineractOptions;
   readonly #clock: Clock;
-  /** In-process only: see the class comment. */
-  readonly #turns = new KeyedSerializer();
 
   constructor(options: FineractOptions, deps: FineractDeps) {
     this.#options = options;
@@ -96,72 +101,62 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   reserve(request: ReserveRequest): Promise<void> {
-    return this.#turns.run(request.reference, () => this.#reserve(request));
+    return this.#turns.run(request.reference, async () => {
+      await this.#float('reserve: read float', request.amount.currency);
+      await this.#hold('reserve', request.reference, amountForWire(request.amount));
+    });
   }
 
   commit(request: CommitRequest): Promise<void> {
     return this.#turns.run(request.reference, () => this.#commit(request));
   }
 
-  release(reference: string): Promise<void> {
-    return this.#turns.run(reference, () => this.#release(reference));
+  release(reference: string, amount: Money): Promise<void> {
+    return this.#turns.run(reference, () => this.#release(reference, amount));
   }
 
-  refund(request: RefundRequest): Promise<void> {
-    return this.#turns.run(request.reference, () => this.#refund(request));
+  async #commit(request: CommitRequest): Promise<void> {
+    const amount = amountForWire(request.amount);
+    const payee = await this.#account(request.payeeAccountId, 'commit: read payee', 'payee');
+    checkCurrency(payee, request.amount.currency, 'payee');
+    // A repeat of the reservation's hold: Fineract answers its transaction id from the store.
+    const holdId = await this.#hold('commit', request.reference, amount);
+    const hold = await this.#holdTransaction('commit: read hold', holdId);
+    if (hold.amount !== amount) throw new ConnectorError('ModifiedRequest', `fineract: hold ${holdId} under reference ${request.reference} is for another amount`);
+    if (hold.released && !(await this.#found(request.reference, 'commit: search', (hit) => hit.accountId === payee.id && hit.transactionType === 'deposit'))) {
+      // Released by an abort, not by an earlier attempt of this commit (which deposits first).
+      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released`);
+    }
+    await this.#moneyCommand('commit: deposit', payee.id, 'deposit', amount, request.reference, 'payee');
+    await this.#releaseHold('commit: release hold', request.reference, holdId);
+    await this.#moneyCommand('commit: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
+  }
+
+  async #release(reference: string, amount: Money): Promise<void> {
+    let holdId: string;
+    try {
+      holdId = await this.#hold('release', reference, amountForWire(amount));
+    } catch (error) {
+      // The hold was refused (a short float, say): nothing is held, nothing to release.
+      if (isConnectorError(error) && error.category === 'rejected') return;
+      throw error;
+    }
+    const hold = await this.#holdTransaction('release: read hold', holdId);
+    if (hold.released) {
+      if (await this.#found(reference, 'release: search', (hit) => hit.accountId === this.#options.floatAccountId && hit.transactionType === 'withdrawal')) {
+        throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was committed`);
+      }
+      return;
+    }
+    await this.#releaseHold('release: release hold', reference, holdId);
   }
 
   async collect(): Promise<CollectResult> {
     throw new ConnectorError('NotSupported', 'fineract works in the bank flow: the channel debits the customer, there is no payment prompt');
   }
 
-  async #reserve(request: ReserveRequest): Promise<void> {
-    const amount = amountForWire(request.amount);
-    const float = await this.#float('reserve: read float', request.amount.currency);
-    const booked = evidenceFor(float, request.reference);
-    checkBookedAmounts(booked, amount, request.reference);
-    if (booked.withdrawals.length > 0) return;
-    const hold = booked.holds[0];
-    if (hold !== undefined) {
-      if (isReleased(hold)) throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released`);
-      return;
-    }
-    await this.#command('reserve: hold', float.id, '?command=holdAmount', holdCommand(amount, request.reference, this.#today()), 'float');
-  }
-
-  async #commit(request: CommitRequest): Promise<void> {
-    const amount = amountForWire(request.amount);
-    const float = await this.#float('commit: read float', request.amount.currency);
-    const payee = await this.#account(request.payeeAccountId, 'commit: read payee', 'payee');
-    checkCurrency(payee, request.amount.currency, 'payee');
-    const onFloat = evidenceFor(float, request.reference);
-    const onPayee = evidenceFor(payee, request.reference);
-    checkBookedAmounts(onFloat, amount, request.reference);
-    checkBookedAmounts(onPayee, amount, request.reference);
-    const hold = onFloat.holds[0];
-    if (onPayee.deposits.length === 0) {
-      if (onFloat.withdrawals.length > 0) {
-        throw new ConnectorError('TransferStateConflict', `fineract: ${request.reference} left the float but was never deposited; needs an operator`);
-      }
-      if (hold === undefined) throw new ConnectorError('TransferNotFound', `fineract: nothing reserved under ${request.reference}`);
-      if (isReleased(hold)) throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released`);
-      await this.#moneyCommand('commit: deposit', payee.id, 'deposit', amount, request.reference, 'payee');
-    }
-    if (hold !== undefined && !isReleased(hold)) {
-      await this.#command('commit: release hold', float.id, `/${hold.id}?command=releaseAmount`, {}, 'float');
-    }
-    if (onFloat.withdrawals.length === 0) {
-      await this.#moneyCommand('commit: withdraw float', float.id, 'withdrawal', amount, request.reference, 'float');
-    }
-  }
-
-  async #release(reference: string): Promise<void> {
-    const float = await this.#float('release: read float');
-    const booked = evidenceFor(float, reference);
-    if (booked.withdrawals.length > 0) throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was committed`);
-    const hold = booked.holds[0];
-    if (hold === undefined || isReleased(hold)) return;
-    await this.#command('release: release hold', float.id, `/${hold.id}?command=releaseAmount`, {}, 'float');
+  refund(request: RefundRequest): Promise<void> {
+    return this.#turns.run(request.reference, () => this.#refund(request));
   }
 
   async #refund(request: RefundRequest): Promise<void> {
@@ -170,25 +165,44 @@ export class FineractCoreBanking implements CoreBanking {
     const payer = await this.#account(found.account.id, 'refund: read payer', 'payer');
     checkCurrency(payer, request.amount.currency, 'payer');
     const float = await this.#float('refund: read float', request.amount.currency);
-    const onPayer = evidenceFor(payer, request.reference);
-    const onFloat = evidenceFor(float, request.reference);
-    checkBookedAmounts(onPayer, amount, request.reference);
-    checkBookedAmounts(onFloat, amount, request.reference);
-    if (onPayer.deposits.length === 0) {
-      // Checked before depositing, so that a short float does not leave a deposit without its withdrawal.
-      if (compareDecimal(float.availableBalance ?? float.accountBalance, amount) < 0) {
-        throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
-      }
-      await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
+    // Checked first, so that a short float does not leave the deposit waiting for its withdrawal.
+    if (compareDecimal(float.availableBalance ?? float.accountBalance, amount) < 0) {
+      throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
     }
-    if (onFloat.withdrawals.length === 0) {
-      await this.#moneyCommand('refund: withdraw float', float.id, 'withdrawal', amount, request.reference, 'float');
-    }
+    await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
+    await this.#moneyCommand('refund: withdraw float', float.id, 'withdrawal', amount, request.reference, 'float');
   }
 
+  /**
+   * Where a reference stands, from one search by receipt number (our deposits and withdrawals
+   * carry the reference): the float withdrawal, always the last step, means done; a deposit
+   * alone means an operation between its steps; nothing found, never seen.
+   */
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
-    const float = await this.#float('transactionStatus: read float');
-    return statusFromFloat(evidenceFor(float, reference));
+    return statusFromSearch(await this.#search(reference, 'transactionStatus'), this.#options.floatAccountId);
+  }
+
+  /**
+   * Start-up check of the settings against Fineract itself: the payment type must be one
+   * Fineract lists, and the float account must exist and be active. A wrong setting would
+   * otherwise start fine and fail every payment after the hub committed it.
+   */
+  async verifySetup(): Promise<void> {
+    const types = await this.#send({ operation: 'verifySetup', method: 'GET', path: '/paymenttypes' });
+    if (types.status === 401) throw new InstitutionHealthError('credentials-refused', 'fineract refused FINERACT_USERNAME/FINERACT_PASSWORD (HTTP 401)');
+    if (types.status >= 400) throw new InstitutionHealthError('unavailable', `fineract GET /paymenttypes: HTTP ${types.status}`);
+    const paymentTypes = parse2xx(this.#http, types, readPaymentTypes);
+    if (!paymentTypes.some((type) => type.id === this.#options.paymentTypeId)) {
+      const known = paymentTypes.map((type) => `${type.id} ${type.name}`).join(', ');
+      throw new InstitutionHealthError('misconfigured', `FINERACT_PAYMENT_TYPE_ID ${this.#options.paymentTypeId} is not a payment type at Fineract (it lists: ${known || 'none'})`);
+    }
+    const float = await this.#send({ operation: 'verifySetup', method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
+    if (float.status === 404) throw new InstitutionHealthError('misconfigured', `FINERACT_FLOAT_ACCOUNT_ID ${this.#options.floatAccountId}: no such savings account at Fineract`);
+    if (float.status >= 400) throw new InstitutionHealthError('unavailable', `fineract GET /savingsaccounts/${this.#options.floatAccountId}: HTTP ${float.status}`);
+    const account = parse2xx(this.#http, float, readSavingsAccount);
+    if (account.status.id !== SAVINGS_ACTIVE_STATUS) {
+      throw new InstitutionHealthError('misconfigured', `FINERACT_FLOAT_ACCOUNT_ID ${this.#options.floatAccountId}: the savings account is not active (${account.status.code})`);
+    }
   }
 
   async health(): Promise<void> {
@@ -229,21 +243,63 @@ export class FineractCoreBanking implements CoreBanking {
     return float;
   }
 
+  /** The account and its balances, without its statement. */
   async #account(savingsId: string, operation: string, role: FineractRole): Promise<FineractSavingsAccount> {
-    const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(savingsId)}?associations=transactions` });
+    const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(savingsId)}` });
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);
     return parse2xx(this.#http, answer, readSavingsAccount);
   }
 
-  async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
-    const body = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
-    await this.#command(operation, savingsId, `?command=${command}`, body, role);
+  /** Our deposits and withdrawals: one search by receipt number (never a statement). */
+  async #search(reference: string, operation: string): Promise<FineractSearchHit[]> {
+    const query = `query=${encodeURIComponent(reference)}&resource=savingsTransactions&exactMatch=true`;
+    const answer = await this.#send({ operation, method: 'GET', path: `/search?${query}` });
+    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
+    return parse2xx(this.#http, answer, readSearchResults);
   }
 
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole): Promise<void> {
-    const answer = await this.#send({ operation, method: 'POST', path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`, json: body });
+  async #found(reference: string, operation: string, match: (hit: FineractSearchHit) => boolean): Promise<boolean> {
+    return (await this.#search(reference, operation)).some(match);
+  }
+
+  /** The hold itself, read by its id: its amount and whether Fineract reports it released. */
+  async #holdTransaction(operation: string, holdId: string): Promise<FineractHold> {
+    const path = `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}/transactions/${encodeURIComponent(holdId)}`;
+    const answer = await this.#send({ operation, method: 'GET', path });
+    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
+    return parse2xx(this.#http, answer, readHoldTransaction);
+  }
+
+  /** The reservation's hold on the float (step `hold`); answers its transaction id. */
+  async #hold(operation: string, reference: string, amount: string): Promise<string> {
+    const body = holdCommand(amount, reference, this.#today());
+    return this.#command(`${operation}: hold`, this.#options.floatAccountId, '?command=holdAmount', body, 'float', reference, 'hold');
+  }
+
+  /** Releases the hold (step `release-hold`, shared by commit and release so that it happens once). */
+  async #releaseHold(operation: string, reference: string, holdId: string): Promise<void> {
+    await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, 'release-hold');
+  }
+
+  async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
+    const body = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
+    await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`);
+  }
+
+  /** One write with its idempotency key; answers the transaction id Fineract booked (or had booked). */
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string> {
+    const answer = await this.#http.send({
+      operation,
+      method: 'POST',
+      path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
+      json: body,
+      headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step) },
+    });
+    if (stillRunning(answer)) {
+      throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
+    }
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);
-    parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId));
+    return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
   }
 
   #send(call: InstitutionRequest): Promise<InstitutionAnswer> {
@@ -255,8 +311,18 @@ export class FineractCoreBanking implements CoreBanking {
   }
 }
 
-function isReleased(hold: FineractTransaction): boolean {
-  return hold.releaseTransactionId !== undefined;
+/**
+ * The key of one step of one operation: our reference and the step, hashed to 43 characters
+ * (base64url SHA-256) so that any reference fits Fineract's key column.
+ */
+export function idempotencyKey(reference: string, step: string): string {
+  return createHash('sha256').update(`${reference}\u0000${step}`, 'utf8').digest('base64url');
+}
+
+/** Fineract refusing a repeat because the first attempt with the key has not finished. */
+function stillRunning(answer: InstitutionAnswer): boolean {
+  if (answer.status === 425) return true;
+  return answer.status === 409 && readError(answer.body).codes.some((code) => code.includes('idempotent') || code.includes('in.progress'));
 }
 
 function checkCurrency(account: FineractSavingsAccount, currency: string, role: FineractRole): void {

@@ -8,11 +8,13 @@ import {
   type FineractCommandResult,
   type FineractEnum,
   type FineractError,
+  type FineractHold,
   type FineractHoldCommand,
   type FineractMoneyCommand,
+  type FineractPaymentType,
   type FineractSavingsAccount,
   type FineractSavingsSummary,
-  type FineractTransaction,
+  type FineractSearchHit,
 } from './fineract-wire.js';
 
 /** Pure conversions between Fineract's wire and the port. */
@@ -72,21 +74,51 @@ export function readSavingsAccount(body: unknown): FineractSavingsAccount {
     currency,
     accountBalance: summary.amountNumber('accountBalance', currency),
     ...optionalField('availableBalance', summary.has('availableBalance') ? summary.amountNumber('availableBalance', currency) : undefined),
-    transactions: account.has('transactions') ? account.array('transactions').map((item) => readTransaction(item, currency)) : [],
   };
 }
 
-function readTransaction(transaction: WireRecord, currency: string): FineractTransaction {
-  return {
-    id: transaction.integerText('id'),
-    typeId: transaction.record('transactionType').integerText('id'),
-    amount: transaction.amountNumber('amount', currency),
-    reversed: transaction.boolean('reversed'),
-    ...optionalField('receiptNumber', transaction.optionalRecord('paymentDetailData')?.optionalString('receiptNumber')),
-    ...optionalField('reasonForBlock', transaction.optionalString('reasonForBlock')),
-    ...optionalField('releaseTransactionId', transaction.optionalIntegerText('releaseTransactionId')),
-  };
+/**
+ * A hold read by its id. Fineract writes `releaseTransactionId` as a number on every savings
+ * transaction: 0 while a hold is unreleased, the release transaction's id once released.
+ */
+export function readHoldTransaction(body: unknown): FineractHold {
+  const transaction = WireRecord.of(body);
+  const typeId = transaction.record('transactionType').integerText('id');
+  if (typeId !== FINERACT_TRANSACTION_TYPE.amountHold) throw new MalformedResponse(`transaction ${transaction.integerText('id')} is not an amount hold (type ${typeId})`);
+  const currency = transaction.record('currency').string('code');
+  const releaseId = transaction.has('releaseTransactionId') ? transaction.integerText('releaseTransactionId') : '0';
+  return { id: transaction.integerText('id'), amount: transaction.amountNumber('amount', currency), released: releaseId !== '0' };
 }
+
+/** GET /search answers a list of hits; only savings transactions count. */
+export function readSearchResults(body: unknown): FineractSearchHit[] {
+  if (!Array.isArray(body)) throw new MalformedResponse('body is not a list of search results');
+  return body
+    .map((item, index) => WireRecord.of(item, `body[${index}]`))
+    .filter((hit) => hit.optionalString('entityType') === 'SAVINGS_TRANSACTION')
+    .map((hit) => ({ accountId: hit.integerText('accountId'), transactionId: hit.integerText('transactionId'), transactionType: hit.string('transactionType') }));
+}
+
+/**
+ * Where a reference stands from the transactions that carry it: the float withdrawal is every
+ * operation's last step, so it means done; a deposit without it, an operation between its
+ * steps; nothing, never seen.
+ */
+export function statusFromSearch(hits: readonly FineractSearchHit[], floatAccountId: string): InstitutionTransactionStatus {
+  if (hits.some((hit) => hit.accountId === floatAccountId && hit.transactionType === 'withdrawal')) return 'succeeded';
+  return hits.length > 0 ? 'pending' : 'not-found';
+}
+
+export function readPaymentTypes(body: unknown): FineractPaymentType[] {
+  if (!Array.isArray(body)) throw new MalformedResponse('body is not a list of payment types');
+  return body.map((item, index) => {
+    const type = WireRecord.of(item, `body[${index}]`);
+    return { id: type.integerText('id'), name: type.string('name') };
+  });
+}
+
+/** savingsAccountStatusType.active */
+export const SAVINGS_ACTIVE_STATUS = '300';
 
 export function readCommandResult(body: unknown, savingsId: string): FineractCommandResult {
   const result = WireRecord.of(body);
@@ -105,14 +137,13 @@ export function chooseSavingsAccount(accounts: readonly FineractSavingsSummary[]
     .filter((account) => account.depositType === undefined || account.depositType === 'depositAccountType.savingsDeposit')
     .filter((account) => idSubValue === undefined || account.accountNo === idSubValue)
     .sort((a, b) => compareIds(a.id, b.id));
-  return savings.find((account) => account.status.id === SAVINGS_ACTIVE) ?? savings[0];
+  return savings.find((account) => account.status.id === SAVINGS_ACTIVE_STATUS) ?? savings[0];
 }
 
 function compareIds(a: string, b: string): number {
   return a.length === b.length ? (a < b ? -1 : a > b ? 1 : 0) : a.length - b.length;
 }
 
-const SAVINGS_ACTIVE = '300';
 
 /** Rank of the three ways an account can be unable to receive; the worst of client and account wins. */
 const SEVERITY: Record<AccountStatus, number> = { active: 0, barred: 1, blocked: 2, closed: 3 };
@@ -198,50 +229,6 @@ export function toPartyDetails(id: PartyId, client: FineractClient, account: Fin
 
 function isoDate([year, month, day]: readonly [string, string, string]): string {
   return `${year.padStart(4, '0')}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
-}
-
-/** Our transactions on one account: found by the reference in the receipt number (or, for holds, the reason). */
-export interface Evidence {
-  readonly holds: readonly FineractTransaction[];
-  readonly deposits: readonly FineractTransaction[];
-  readonly withdrawals: readonly FineractTransaction[];
-  /** Transactions with our reference that a bank officer reversed. */
-  readonly reversed: number;
-}
-
-export function evidenceFor(account: FineractSavingsAccount, reference: string): Evidence {
-  const ours = account.transactions.filter((transaction) =>
-    transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold ? transaction.reasonForBlock === reference : transaction.receiptNumber === reference,
-  );
-  const live = ours.filter((transaction) => !transaction.reversed);
-  return {
-    holds: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold),
-    deposits: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.deposit),
-    withdrawals: live.filter((transaction) => transaction.typeId === FINERACT_TRANSACTION_TYPE.withdrawal),
-    reversed: ours.length - live.length,
-  };
-}
-
-/** A step already booked under our reference must be for the same amount, or the reference was reused. */
-export function checkBookedAmounts(evidence: Evidence, amount: string, reference: string): void {
-  for (const transaction of [...evidence.holds, ...evidence.deposits, ...evidence.withdrawals]) {
-    if (transaction.amount !== amount) {
-      throw new ConnectorError('ModifiedRequest', `fineract: transaction ${transaction.id} under reference ${reference} is for another amount`);
-    }
-  }
-}
-
-/**
- * Where a reference stands, from the float account's transactions. Every money-moving operation
- * books its float withdrawal last, so a withdrawal means the whole operation is done. A released
- * hold without a withdrawal is either an aborted reservation or a commit between its steps; the
- * float alone cannot tell which, so it is unknown.
- */
-export function statusFromFloat(evidence: Evidence): InstitutionTransactionStatus {
-  if (evidence.withdrawals.length > 0) return 'succeeded';
-  const hold = evidence.holds[0];
-  if (hold !== undefined) return hold.releaseTransactionId === undefined ? 'pending' : 'unknown';
-  return evidence.reversed > 0 ? 'unknown' : 'not-found';
 }
 
 export function moneyCommand(amount: string, reference: string, transactionDate: string, paymentTypeId: unknown, note: string): FineractMoneyCommand {

@@ -7,10 +7,14 @@
  * Calls:
  *   GET  /clients?externalId={id}                        client search by external id
  *   GET  /clients/{clientId}/accounts                    the client's savings accounts
- *   GET  /savingsaccounts/{id}[?associations=transactions]
+ *   GET  /savingsaccounts/{id}                           an account and its balances (never its statement)
+ *   GET  /savingsaccounts/{id}/transactions/{txId}       one transaction (our hold) by its id
  *   POST /savingsaccounts/{id}/transactions?command=deposit | withdrawal | holdAmount
  *   POST /savingsaccounts/{id}/transactions/{holdId}?command=releaseAmount
- * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`.
+ *   GET  /search?query={reference}&resource=savingsTransactions&exactMatch=true
+ *   GET  /paymenttypes                                   start-up check of FINERACT_PAYMENT_TYPE_ID
+ * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`; every POST an
+ * `Idempotency-Key` (Fineract 1.9 and later).
  */
 
 /** Fineract's enum objects: `{ id, code, value }`; the id is what the adapter switches on. */
@@ -41,21 +45,6 @@ export interface FineractSavingsSummary {
   readonly depositType?: string;
 }
 
-export interface FineractTransaction {
-  readonly id: string;
-  /** transactionType.id: 1 deposit, 2 withdrawal, 20 amount hold, 21 amount release; others are not ours. */
-  readonly typeId: string;
-  /** Decimal string, canonical for the account's currency. */
-  readonly amount: string;
-  readonly reversed: boolean;
-  /** paymentDetailData.receiptNumber: where deposits and withdrawals carry our reference. */
-  readonly receiptNumber?: string;
-  /** Where a hold carries our reference (holds take no payment details). */
-  readonly reasonForBlock?: string;
-  /** Set on a hold once it is released. */
-  readonly releaseTransactionId?: string;
-}
-
 export interface FineractSavingsAccount {
   readonly id: string;
   readonly status: FineractEnum;
@@ -63,9 +52,31 @@ export interface FineractSavingsAccount {
   readonly currency: string;
   readonly accountBalance: string;
   readonly availableBalance?: string;
-  readonly transactions: readonly FineractTransaction[];
 }
 
+/** A hold read by its id (GET /savingsaccounts/{id}/transactions/{transactionId}). */
+export interface FineractHold {
+  readonly id: string;
+  /** Decimal string, canonical for the account's currency. */
+  readonly amount: string;
+  /** releaseTransactionId is not 0: Fineract writes 0 while the hold is unreleased. */
+  readonly released: boolean;
+}
+
+/** One hit of GET /search over savings transactions. */
+export interface FineractSearchHit {
+  readonly accountId: string;
+  readonly transactionId: string;
+  /** "deposit" or "withdrawal" for ours. */
+  readonly transactionType: string;
+}
+
+export interface FineractPaymentType {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** savingsAccountTransactionType ids (SavingsAccountTransactionType.java). */
 export const FINERACT_TRANSACTION_TYPE = {
   deposit: '1',
   withdrawal: '2',
