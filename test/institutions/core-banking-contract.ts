@@ -49,6 +49,8 @@ export interface ContractHarness {
 export interface ContractSubject {
   /** The adapter's `name`. */
   readonly name: string;
+  /** Which variant of the institution the fixture plays, for the suite's title. */
+  readonly variant?: string;
   readonly capabilities: CoreBankingCapabilities;
   /** How the institution reports an account seeded as barred (some institutions only know "blocked"). */
   readonly barredReportedAs: 'barred' | 'blocked';
@@ -87,7 +89,7 @@ const REF = {
 export function runCoreBankingContract(subject: ContractSubject): void {
   const { outgoingFlow, nativeHolds } = subject.capabilities;
   const traits = [`${outgoingFlow} flow`, nativeHolds ? 'native holds' : 'float check', subject.wire ? 'wire faults' : 'no wire'];
-  describe(`${subject.name}: core-banking contract (${traits.join(', ')})`, () => {
+  describe(`${subject.name}${subject.variant === undefined ? '' : ` (${subject.variant})`}: core-banking contract (${traits.join(', ')})`, () => {
     const state: ContractState = { harness: undefined, seedTotal: SEED_TOTAL };
     const harness = (): ContractHarness => {
       if (state.harness === undefined) throw new Error('contract: no harness');

@@ -3,13 +3,15 @@ import { runCoreBankingContract } from '../core-banking-contract.js';
 import { AirtelCoreBanking } from '../../../src/adapters/core-banking/airtel/airtel-core-banking.js';
 import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from './airtel-fixture.js';
 
-runCoreBankingContract({
+// Airtel's documents do not settle the HTTP status of a business rejection: the contract holds both ways.
+for (const rejectionsAs of [200, 400] as const) runCoreBankingContract({
   name: 'airtel',
+  variant: `business rejections as HTTP ${rejectionsAs}`,
   capabilities: { outgoingFlow: 'mobile-operator', nativeHolds: false },
   barredReportedAs: 'barred',
   wire: true,
   async setup(seed) {
-    const fixture = await startAirtelFixture(seed);
+    const fixture = await startAirtelFixture({ ...seed, rejectionsAs });
     const coreBanking = new AirtelCoreBanking(
       {
         baseUrl: fixture.url,

@@ -221,6 +221,71 @@ describe('AirtelCoreBanking: answers it does not know', () => {
   });
 });
 
+describe.each([200, 400] as const)('AirtelCoreBanking: decisions on the body, business rejections as HTTP %i', (rejectionsAs) => {
+  it('an unregistered MSISDN (user enquiry failed, DP02200000000) is PartyNotFound', async () => {
+    const { adapter } = await start({ rejectionsAs });
+    await expectConnectorError(adapter.lookupParty({ idType: 'MSISDN', idValue: '260971999999' }), 'PartyNotFound', /DP02200000000/);
+  });
+
+  it('"transaction not found" on the enquiry lets the incoming payment and the refund be paid, once each', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    await adapter.commit(commit(airtel));
+    await adapter.commit(commit(airtel));
+    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: { amount: '5', currency: 'ZMW' }, payerId: PAYER.idValue };
+    await adapter.refund(refund);
+    await adapter.refund(refund);
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('62.34');
+    expect(airtel.balanceOf(PAYER.idValue)).toBe('205');
+    expect([airtel.floatBalance(), airtel.total()]).toEqual(['982.66', '1260']);
+  });
+
+  it('a collection the payer declined reads TF: failed, nobody debited; one never made is not-found', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    expect(await adapter.transactionStatus(REF)).toBe('not-found');
+    expect(await adapter.collect({ reference: REF, amount: { amount: '30', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'pending' });
+    airtel.rejectCollection(REF);
+    expect(await adapter.transactionStatus(REF)).toBe('failed');
+    expect(airtel.balanceOf(PAYER.idValue)).toBe('200');
+  });
+
+  it('a refused disbursement (wrong PIN) is a decline whatever the HTTP status', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs }, { pinEncrypted: 'V3JvbmdQSU4=' });
+    await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeRejected', /DP00900001005/);
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('50');
+  });
+});
+
+describe('AirtelCoreBanking: an enquiry whose envelope says success false but names the transaction', () => {
+  it('TF in data.transaction.status is final whatever status.success says', async () => {
+    const body = {
+      data: { transaction: { id: REF, status: 'TF', message: 'Declined', airtel_money_id: 'MP1' } },
+      status: { code: '400', message: 'FAILED', result_code: 'ESB000001', response_code: 'DP00800001008', success: false },
+    };
+    const replies: Record<string, FixtureReply> = {
+      'POST /auth/oauth2/token': { status: 200, body: { access_token: 't', expires_in: '3600', token_type: 'bearer' } },
+      [`GET /standard/v2/disbursements/${REF}`]: { status: 400, body: { status: { code: '400', message: 'Transaction not found', result_code: 'ESB000045', success: false } } },
+      [`GET /standard/v1/payments/${REF}`]: { status: 400, body },
+    };
+    const server = await startFixtureServer({ handle: (request: FixtureRequest) => replies[`${request.method} ${request.path}`] ?? { status: 500 }, isWrite: () => false });
+    closers.push(() => server.close());
+    const adapter = new AirtelCoreBanking(options(server.url), { clock: new TestClock() });
+    closers.push(() => adapter.close());
+    expect(await adapter.transactionStatus(REF)).toBe('failed');
+  });
+
+  it('a 4xx that is not Airtel\'s envelope is the request refused, not a business answer', async () => {
+    const server = await startFixtureServer({
+      handle: (request: FixtureRequest) =>
+        request.path === '/auth/oauth2/token' ? { status: 200, body: { access_token: 't', expires_in: '3600', token_type: 'bearer' } } : { status: 400, body: { error: 'bad request' } },
+      isWrite: () => false,
+    });
+    closers.push(() => server.close());
+    const adapter = new AirtelCoreBanking(options(server.url), { clock: new TestClock() });
+    closers.push(() => adapter.close());
+    await expectConnectorError(adapter.transactionStatus(REF), 'ValidationFailed', /HTTP 400/);
+  });
+});
+
 describe('airtel transformers', () => {
   it('maps enquiry and callback codes exhaustively: unknown stays unknown', () => {
     expect(['TS', 'TF', 'TA', 'TIP', 'TE', 'ts', undefined].map(toTransactionStatus)).toEqual(['succeeded', 'failed', 'pending', 'pending', 'unknown', 'unknown', 'unknown']);

@@ -5,14 +5,33 @@ import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountS
 import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
 import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
 import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
-import { COLLECTION_CODES, DISBURSEMENT_CODES } from '../../../src/adapters/core-banking/airtel/airtel-wire.js';
+import { COLLECTION_CODES, DISBURSEMENT_CODES, UNKNOWN_SUBSCRIBER_CODE } from '../../../src/adapters/core-banking/airtel/airtel-wire.js';
 
 /**
- * A fixture Airtel Money on loopback: OAuth2 client-credentials tokens that expire, KYC,
- * our disbursement wallet (the float) with its balance, B2C disbursements that check the
- * encrypted PIN, USSD-push collections that wait for the subscriber, and the enquiries. Money
- * moves between the wallet and subscribers' wallets, so the books' total never changes. When a
- * collection ends, it posts Airtel's callback body to `callbackUrl` if one is set.
+ * A fixture Airtel Money on loopback, written from Airtel's public developer documents
+ * (developers.airtel.africa, "Airtel Money" API reference: Authorization, KYC "User Enquiry",
+ * "Account Balance", "Disbursement" v2 with its enquiry, "Collection" USSD push with its
+ * enquiry and callback), each behaviour below following the page it names:
+ * - Authorization: POST /auth/oauth2/token with client credentials; the token's `expires_in` is
+ *   a string of digits; tokens expire and may be revoked early (401 `invalid_token`);
+ * - every API call carries `X-Country` and `X-Currency`; MSISDNs without the country code;
+ * - every answer is the envelope `{data?, status: {code, message, result_code, response_code,
+ *   success}}`; the business outcome is in `status.success`, `status.response_code` and, for
+ *   enquiries, `data.transaction.status` (TS success, TF failed, TA ambiguous, TIP in progress).
+ *   The HTTP status of a business rejection is not settled by the documents (their one error
+ *   sample is an HTTP 400), so the fixture answers rejections with HTTP 200 or 400 as the test
+ *   chooses (`rejectionsAs`), and the adapter must decide on the body either way;
+ * - KYC of an unknown MSISDN: user enquiry failed, response_code DP02200000000;
+ * - enquiries of an id Airtel never saw: "transaction not found" (DP00800001025 for collections,
+ *   DP00900001015 for disbursements, result_code ESB000045);
+ * - a collection enquiry after the subscriber declined answers TF: final, nobody was debited; so
+ *   does one whose USSD prompt the subscriber left unanswered until it expired (5 minutes here;
+ *   the documents describe the prompt's timeout, not its length);
+ * - B2C disbursements check the encrypted PIN; a repeated transaction id is not paid twice;
+ * - callback: `{transaction: {id, message, status_code, airtel_money_id}}` posted to the URL
+ *   registered in the portal (`callbackUrl`), without any header of ours.
+ * Money moves between our disbursement wallet (the float) and subscribers' wallets, so the
+ * books' total never changes.
  */
 
 export interface AirtelFixtureOptions extends FixtureSeed {
@@ -29,6 +48,8 @@ export interface AirtelFixtureOptions extends FixtureSeed {
   readonly clock?: Clock;
   /** Where to post the callback when a collection ends (the connector's PUT /callback). */
   readonly callbackUrl?: string;
+  /** The HTTP status of business rejections (Airtel's documents leave it open): 200 (default) or 400. */
+  readonly rejectionsAs?: 200 | 400;
 }
 
 export const AIRTEL_FIXTURE_DEFAULTS = {
@@ -52,8 +73,13 @@ interface Movement {
   readonly subscriber: BookAccount;
   readonly amountMinor: bigint;
   readonly airtelMoneyId: string;
+  /** When the movement began, by the fixture's clock (a payment prompt expires). */
+  readonly createdAtMs: number;
   status: 'TS' | 'TF' | 'TIP';
 }
+
+/** A USSD payment prompt the subscriber leaves unanswered ends, failed, after this long. */
+const PROMPT_EXPIRY_MS = 5 * 60_000;
 
 export async function startAirtelFixture(options: AirtelFixtureOptions): Promise<AirtelFixture> {
   const state = new AirtelInstitution(options);
@@ -76,6 +102,7 @@ class AirtelInstitution {
   readonly #settings: Required<Pick<AirtelFixtureOptions, 'clientId' | 'clientSecret' | 'pinEncrypted' | 'country' | 'dialingCode' | 'tokenLifetimeSeconds'>>;
   readonly #clock: Clock;
   readonly #callbackUrl: string | undefined;
+  readonly #rejectionStatus: 200 | 400;
   readonly #tokens = new Map<string, number>();
   readonly #movements = new Map<string, Movement>();
   #nextToken = 1;
@@ -83,6 +110,7 @@ class AirtelInstitution {
 
   constructor(options: AirtelFixtureOptions) {
     this.books = new FixtureBooks(options.currency, options.floatBalance, 'WALLET');
+    this.#rejectionStatus = options.rejectionsAs ?? 200;
     this.#settings = {
       clientId: options.clientId ?? AIRTEL_FIXTURE_DEFAULTS.clientId,
       clientSecret: options.clientSecret ?? AIRTEL_FIXTURE_DEFAULTS.clientSecret,
@@ -151,7 +179,9 @@ class AirtelInstitution {
   kyc(msisdn: string): FixtureReply {
     const account = this.books.byAccountId(msisdn);
     // A closed wallet is gone from Airtel's point of view: its KYC finds no user (never "active").
-    if (account?.seed === undefined || account.status === 'closed') return envelope(404, false, undefined, 'ESB000008', 'User not found');
+    if (account?.seed === undefined || account.status === 'closed') {
+      return envelope(this.#rejectionStatus, false, undefined, 'ESB000008', 'User enquiry failed', UNKNOWN_SUBSCRIBER_CODE);
+    }
     const data = {
       first_name: account.seed.firstName,
       last_name: account.seed.lastName,
@@ -174,14 +204,14 @@ class AirtelInstitution {
     if ('reply' in input) return input.reply;
     const existing = this.#movements.get(input.id);
     if (existing !== undefined) return this.#disbursementAnswer(existing);
-    if (!isRecord(body) || body['pin'] !== this.#settings.pinEncrypted) return disbursementFailure('DP00900001005', 'Incorrect PIN');
+    if (!isRecord(body) || body['pin'] !== this.#settings.pinEncrypted) return this.#reject('DP00900001005', 'Incorrect PIN');
     const payee = this.books.byAccountId(input.msisdn);
-    if (payee?.seed === undefined) return disbursementFailure(DISBURSEMENT_CODES.invalidMsisdn, 'Invalid MSISDN');
-    if (payee.status !== 'active') return disbursementFailure(DISBURSEMENT_CODES.payeeNotAllowed, 'Transaction not permitted to payee');
+    if (payee?.seed === undefined) return this.#reject(DISBURSEMENT_CODES.invalidMsisdn, 'Invalid MSISDN');
+    if (payee.status !== 'active') return this.#reject(DISBURSEMENT_CODES.payeeNotAllowed, 'Transaction not permitted to payee');
     try {
       this.books.move(this.books.float, payee, input.amountMinor);
     } catch (failure) {
-      if (failure instanceof InsufficientFunds) return disbursementFailure(DISBURSEMENT_CODES.insufficientFunds, 'Insufficient balance');
+      if (failure instanceof InsufficientFunds) return this.#reject(DISBURSEMENT_CODES.insufficientFunds, 'Insufficient balance');
       throw failure;
     }
     const movement = this.#record(input.id, 'disbursement', payee, input.amountMinor, 'TS');
@@ -194,14 +224,15 @@ class AirtelInstitution {
     const existing = this.#movements.get(input.id);
     if (existing !== undefined) return collectionAnswer(existing);
     const payer = this.books.byAccountId(input.msisdn);
-    if (payer?.seed === undefined) return envelope(200, false, undefined, 'ESB000001', 'Invalid MSISDN', COLLECTION_CODES.invalidMsisdn);
-    if (payer.status !== 'active') return envelope(200, false, undefined, 'ESB000001', 'Not permitted', COLLECTION_CODES.payerNotAllowed);
+    if (payer?.seed === undefined) return this.#reject(COLLECTION_CODES.invalidMsisdn, 'Invalid MSISDN');
+    if (payer.status !== 'active') return this.#reject(COLLECTION_CODES.payerNotAllowed, 'Not permitted');
     return collectionAnswer(this.#record(input.id, 'collection', payer, input.amountMinor, 'TIP'));
   }
 
   /** The subscriber answers the USSD prompt. */
   settle(reference: string, approved: boolean): void {
     const movement = this.#movements.get(reference);
+    if (movement !== undefined) this.#expire(movement);
     if (movement?.kind !== 'collection' || movement.status !== 'TIP') throw new Error(`airtel fixture: no collection waiting under ${reference}`);
     if (approved && this.books.available(movement.subscriber) >= movement.amountMinor) {
       this.books.move(movement.subscriber, this.books.float, movement.amountMinor);
@@ -220,12 +251,23 @@ class AirtelInstitution {
 
   enquire(id: string, kind: Movement['kind']): FixtureReply {
     const movement = this.#movements.get(id);
+    if (movement !== undefined) this.#expire(movement);
     if (movement?.kind !== kind) {
       const notFound = kind === 'disbursement' ? DISBURSEMENT_CODES.notFound : COLLECTION_CODES.notFound;
-      return envelope(200, false, undefined, 'ESB000001', 'Transaction not found', notFound);
+      return envelope(this.#rejectionStatus, false, undefined, 'ESB000045', 'Transaction not found', notFound);
     }
     const data = { transaction: { id: movement.id, status: movement.status, message: movement.status, airtel_money_id: movement.airtelMoneyId } };
     return envelope(200, true, data, 'ESB000010', 'SUCCESS', kind === 'disbursement' ? DISBURSEMENT_CODES.success : COLLECTION_CODES.success);
+  }
+
+  /** An unanswered prompt past its time has failed: nobody was debited. */
+  #expire(movement: Movement): void {
+    if (movement.kind === 'collection' && movement.status === 'TIP' && this.#clock.now().getTime() - movement.createdAtMs >= PROMPT_EXPIRY_MS) movement.status = 'TF';
+  }
+
+  /** A business rejection, under the HTTP status the test chose. */
+  #reject(responseCode: string, message: string): FixtureReply {
+    return envelope(this.#rejectionStatus, false, undefined, 'ESB000001', message, responseCode);
   }
 
   #disbursementAnswer(movement: Movement): FixtureReply {
@@ -234,7 +276,7 @@ class AirtelInstitution {
   }
 
   #record(id: string, kind: Movement['kind'], subscriber: BookAccount, amountMinor: bigint, status: Movement['status']): Movement {
-    const movement: Movement = { id, kind, subscriber, amountMinor, status, airtelMoneyId: `MP${String(this.#nextMoneyId++).padStart(8, '0')}` };
+    const movement: Movement = { id, kind, subscriber, amountMinor, status, createdAtMs: this.#clock.now().getTime(), airtelMoneyId: `MP${String(this.#nextMoneyId++).padStart(8, '0')}` };
     this.#movements.set(id, movement);
     return movement;
   }
@@ -261,10 +303,6 @@ function collectionAnswer(movement: Movement): FixtureReply {
   const data = { transaction: { id: movement.id, status: 'Success.' } };
   const code = movement.status === 'TIP' ? COLLECTION_CODES.inProgress : movement.status === 'TS' ? COLLECTION_CODES.success : COLLECTION_CODES.refused;
   return envelope(200, movement.status !== 'TF', data, 'ESB000010', 'SUCCESS', code);
-}
-
-function disbursementFailure(responseCode: string, message: string): FixtureReply {
-  return envelope(200, false, undefined, 'ESB000001', message, responseCode);
 }
 
 function envelope(httpStatus: number, success: boolean, data: unknown, resultCode: string, message: string, responseCode?: string): FixtureReply {

@@ -272,6 +272,7 @@ async function checkIncoming(
 interface OutgoingRow {
   home_transaction_id: string;
   state: string;
+  last_error: string | null;
 }
 
 async function checkOutgoing(
@@ -281,7 +282,7 @@ async function checkOutgoing(
   results: readonly OutgoingResult[],
   discrepancies: string[],
 ): Promise<{ completed: number; refunded: number; aborted: number; notStarted: number; keptMinor: bigint }> {
-  const rows = await h.app.database.reader<{ outgoing_payments: OutgoingRow }>().selectFrom('outgoing_payments').select(['home_transaction_id', 'state']).execute();
+  const rows = await h.app.database.reader<{ outgoing_payments: OutgoingRow }>().selectFrom('outgoing_payments').select(['home_transaction_id', 'state', 'last_error']).execute();
   const byHome = new Map(rows.map((row) => [row.home_transaction_id, row]));
   const counts = { completed: 0, refunded: 0, aborted: 0, notStarted: 0, keptMinor: 0n };
   for (const result of results) {
@@ -310,7 +311,7 @@ async function checkOutgoing(
         if (result.debitAmount !== undefined) discrepancies.push(`outgoing ${result.homeTransactionId} debited but never recorded`);
         break;
       default:
-        discrepancies.push(`outgoing ${result.homeTransactionId} stuck in ${state}`);
+        discrepancies.push(`outgoing ${result.homeTransactionId} stuck in ${state} (${row?.last_error ?? 'no error recorded'})`);
     }
     counts.keptMinor += kept;
     const expected = formatMinorUnits(minor(PAYER_OPENING) - kept, SOAK_CURRENCY);

@@ -23,6 +23,7 @@ import {
   collectionOutcome,
   disbursementOutcome,
   enquiryStatus,
+  envelopeOf,
   readBalance,
   readEnvelope,
   readSubscriber,
@@ -75,10 +76,10 @@ export class AirtelCoreBanking implements CoreBanking {
     const msisdn = toAirtelMsisdn(id.idValue, this.#options.dialingCode);
     if (msisdn === undefined) throw new ConnectorError('PartyNotFound');
     const answer = await this.#call({ operation: 'lookupParty', method: 'GET', path: `/standard/v1/users/${encodeURIComponent(msisdn)}` });
-    if (answer.status === 404) throw new ConnectorError('PartyNotFound');
-    this.#refuseOn4xx(answer);
-    const envelope = parse2xx(this.#http, answer, readEnvelope);
-    if (!envelope.status.success) throw new ConnectorError('PartyNotFound', `airtel KYC: ${envelope.status.resultCode ?? envelope.status.code}`);
+    if (answer.status === 404 && envelopeOf(answer.body) === undefined) throw new ConnectorError('PartyNotFound');
+    const envelope = this.#envelope(answer);
+    // A failed user enquiry (DP02200000000, unknown subscriber, or any other refusal of this MSISDN) finds no party.
+    if (!envelope.status.success) throw new ConnectorError('PartyNotFound', `airtel KYC: ${envelope.status.responseCode ?? envelope.status.resultCode ?? envelope.status.code}`);
     return readWire(this.#http, 'lookupParty', () => {
       const subscriber = readSubscriber(envelope.data);
       if (subscriber.msisdn !== msisdn) throw new MalformedResponse('body.data.msisdn differs from the subscriber asked about');
@@ -105,7 +106,7 @@ export class AirtelCoreBanking implements CoreBanking {
     const money = this.#checkCurrency(request.amount);
     const msisdn = toAirtelMsisdn(request.payerId, this.#options.dialingCode);
     if (msisdn === undefined) throw new ConnectorError('PartyNotFound');
-    const known = await this.#enquire('collect: enquiry', `/standard/v1/payments/${encodeURIComponent(request.reference)}`, COLLECTION_CODES.notFound, request.reference);
+    const known = await this.#enquire('collect: enquiry', `/standard/v1/payments/${encodeURIComponent(request.reference)}`, request.reference);
     if (known !== 'not-found') return { status: known };
     const { country, currency } = this.#options;
     const body: AirtelCollectionRequest = {
@@ -114,9 +115,8 @@ export class AirtelCoreBanking implements CoreBanking {
       transaction: { amount: new JsonNumber(amountForWire(money)), country, currency, id: request.reference },
     };
     const answer = await this.#call({ operation: 'collect', method: 'POST', path: '/merchant/v1/payments/', json: body });
-    this.#refuseOn4xx(answer);
-    const outcome = parse2xx(this.#http, answer, (raw) => {
-      const envelope = readEnvelope(raw);
+    const envelope = this.#envelope(answer);
+    const outcome = readWire(this.#http, 'collect', () => {
       checkTransactionEcho(envelope, request.reference);
       return collectionOutcome(envelope.status);
     });
@@ -133,9 +133,9 @@ export class AirtelCoreBanking implements CoreBanking {
 
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
     const path = encodeURIComponent(reference);
-    const disbursement = await this.#enquire('transactionStatus', `/standard/v2/disbursements/${path}?transactionType=B2C`, DISBURSEMENT_CODES.notFound, reference);
+    const disbursement = await this.#enquire('transactionStatus', `/standard/v2/disbursements/${path}?transactionType=B2C`, reference);
     if (disbursement !== 'not-found') return disbursement;
-    return this.#enquire('transactionStatus', `/standard/v1/payments/${path}`, COLLECTION_CODES.notFound, reference);
+    return this.#enquire('transactionStatus', `/standard/v1/payments/${path}`, reference);
   }
 
   async health(): Promise<void> {
@@ -148,7 +148,7 @@ export class AirtelCoreBanking implements CoreBanking {
 
   async #disburse(reference: string, msisdn: string, money: Money, purpose: 'commit' | 'refund'): Promise<void> {
     const path = `/standard/v2/disbursements/${encodeURIComponent(reference)}?transactionType=B2C`;
-    const known = await this.#enquire(`${purpose}: enquiry`, path, DISBURSEMENT_CODES.notFound, reference);
+    const known = await this.#enquire(`${purpose}: enquiry`, path, reference);
     switch (known) {
       case 'succeeded':
         return;
@@ -167,9 +167,8 @@ export class AirtelCoreBanking implements CoreBanking {
       transaction: { amount: new JsonNumber(amountForWire(money)), id: reference, type: 'B2C' },
     };
     const answer = await this.#call({ operation: `${purpose}: disburse`, method: 'POST', path: '/standard/v2/disbursements/', json: body });
-    this.#refuseOn4xx(answer);
-    const outcome = parse2xx(this.#http, answer, (raw) => {
-      const envelope = readEnvelope(raw);
+    const envelope = this.#envelope(answer);
+    const outcome = readWire(this.#http, `${purpose}: disburse`, () => {
       checkTransactionEcho(envelope, reference);
       return disbursementOutcome(envelope.status, purpose);
     });
@@ -179,17 +178,19 @@ export class AirtelCoreBanking implements CoreBanking {
     }
   }
 
-  async #enquire(operation: string, path: string, notFoundCode: string, reference: string): Promise<InstitutionTransactionStatus> {
+  async #enquire(operation: string, path: string, reference: string): Promise<InstitutionTransactionStatus> {
     const answer = await this.#call({ operation, method: 'GET', path });
-    if (answer.status === 404) return 'not-found';
-    this.#refuseOn4xx(answer);
-    return parse2xx(this.#http, answer, (raw) => enquiryStatus(readEnvelope(raw), notFoundCode, reference));
+    // A bare 404 (no Airtel envelope): the gateway knows no such transaction.
+    if (answer.status === 404 && envelopeOf(answer.body) === undefined) return 'not-found';
+    const envelope = this.#envelope(answer);
+    return readWire(this.#http, operation, () => enquiryStatus(envelope, reference));
   }
 
   async #walletBalance(operation: string): Promise<string> {
     const answer = await this.#call({ operation, method: 'GET', path: '/standard/v1/users/balance' });
-    this.#refuseOn4xx(answer);
-    const balance = parse2xx(this.#http, answer, (raw) => readBalance(readEnvelope(raw).data));
+    const envelope = this.#envelope(answer);
+    if (!envelope.status.success) throw new ConnectorError('InstitutionUnavailable', `airtel ${operation}: balance enquiry refused (${envelope.status.responseCode ?? envelope.status.resultCode ?? envelope.status.code})`);
+    const balance = readWire(this.#http, operation, () => readBalance(envelope.data));
     if (balance.currency !== this.#options.currency) {
       throw new ConnectorError('InstitutionUnavailable', `airtel ${operation}: the wallet is not in ${this.#options.currency}`);
     }
@@ -227,7 +228,21 @@ export class AirtelCoreBanking implements CoreBanking {
     return money;
   }
 
-  /** Airtel answers business outcomes with HTTP 200; a 4xx means the request itself was refused. */
+  /**
+   * Airtel's envelope, whatever the HTTP status: every decision is taken on its fields
+   * (status.success, status.response_code, data.transaction.status). Only a 4xx without an
+   * envelope is the request refused as such.
+   */
+  #envelope(answer: InstitutionAnswer): AirtelEnvelope {
+    if (answer.status >= 400) {
+      const envelope = envelopeOf(answer.body);
+      if (envelope !== undefined) return envelope;
+      this.#refuseOn4xx(answer);
+    }
+    return parse2xx(this.#http, answer, readEnvelope);
+  }
+
+  /** A 4xx without Airtel's envelope: the request itself was refused. */
   #refuseOn4xx(answer: InstitutionAnswer): void {
     if (answer.status < 400) return;
     if (answer.status === 403) throw new ConnectorError('InstitutionUnavailable', `airtel ${answer.operation}: HTTP 403, the application may not use this API`);

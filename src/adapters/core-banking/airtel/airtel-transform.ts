@@ -12,6 +12,7 @@ import {
   type AirtelToken,
   type AirtelTransaction,
 } from './airtel-wire.js';
+import { TRANSACTION_NOT_FOUND_CODES } from './airtel-wire.js';
 
 /** Pure conversions between Airtel's wire and the port. */
 
@@ -185,10 +186,39 @@ export function collectionOutcome(status: AirtelEnvelopeStatus): { readonly stat
   }
 }
 
-/** An enquiry answer: where our transaction stands, or not-found when Airtel never saw the id. */
-export function enquiryStatus(envelope: AirtelEnvelope, notFoundCode: string, reference: string): InstitutionTransactionStatus {
-  if (!envelope.status.success) return envelope.status.responseCode === notFoundCode ? 'not-found' : 'unknown';
-  const transaction = readTransaction(envelope.data);
-  if (transaction.id !== reference) throw new MalformedResponse('body.data.transaction.id differs from the reference asked about');
-  return toTransactionStatus(transaction.status);
+/**
+ * An enquiry answer: where our transaction stands, or not-found when Airtel never saw the id.
+ * The transaction's own status decides whenever Airtel names it (TF ends the payment even when
+ * the envelope's success flag is false); otherwise a "transaction not found" code, in either
+ * code field; anything else says nothing final.
+ */
+export function enquiryStatus(envelope: AirtelEnvelope, reference: string): InstitutionTransactionStatus {
+  const named = envelope.data?.optionalRecord('transaction');
+  if (named !== undefined && named.has('status')) {
+    const transaction = readTransaction(envelope.data);
+    if (transaction.id !== reference) throw new MalformedResponse('body.data.transaction.id differs from the reference asked about');
+    return toTransactionStatus(transaction.status);
+  }
+  if (!envelope.status.success && isTransactionNotFound(envelope.status)) return 'not-found';
+  return 'unknown';
+}
+
+export function isTransactionNotFound(status: AirtelEnvelopeStatus): boolean {
+  return [status.responseCode, status.resultCode].some((code) => code !== undefined && TRANSACTION_NOT_FOUND_CODES.includes(code));
+}
+
+/**
+ * Airtel's envelope from an answer whatever its HTTP status: the public documents do not settle
+ * the status of a business rejection (their one error sample is a 400), so the body decides.
+ * Undefined when the body is not Airtel's envelope (a gateway's error page, say).
+ */
+export function envelopeOf(body: unknown): AirtelEnvelope | undefined {
+  if (!isRecord(body) || !isRecord(body['status'])) return undefined;
+  const status = body['status'];
+  if (typeof status['success'] !== 'boolean' || typeof status['code'] !== 'string') return undefined;
+  try {
+    return readEnvelope(body);
+  } catch {
+    return undefined;
+  }
 }

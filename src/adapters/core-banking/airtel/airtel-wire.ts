@@ -82,6 +82,16 @@ export const DISBURSEMENT_CODES = {
   failed: ['DP00900001003', 'DP00900001004', 'DP00900001005', 'DP00900001009', 'DP00900001011', 'DP00900001013', 'DP00900001014', 'DP00900001016'],
 } as const;
 
+/**
+ * "Transaction not found" as Airtel's enquiries answer it: ESB000045 (the gateway's result code),
+ * DP00800001025 (collections) and DP00900001015 (disbursements). Whichever comes back, in
+ * result_code or response_code, means Airtel never saw the id.
+ */
+export const TRANSACTION_NOT_FOUND_CODES: readonly string[] = ['ESB000045', 'DP00800001025', 'DP00900001015'];
+
+/** User enquiry failed: the MSISDN is no Airtel Money subscriber. */
+export const UNKNOWN_SUBSCRIBER_CODE = 'DP02200000000';
+
 export const COLLECTION_CODES = {
   success: 'DP00800001001',
   ambiguous: 'DP00800001000',
