@@ -12,7 +12,7 @@ import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import { checkSendMoneyRequest, outboundTransferRequest, type CheckedRequest, type RequestSettings } from './outgoing-request.js';
 import { paymentError, type OutgoingSettlement } from './outgoing-settlement.js';
 import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from './outgoing-terms-check.js';
-import type { AcceptResult, CallbackBody, ConversionView, PaymentStatus, PaymentTerms, SendMoneyRequest } from './outgoing-types.js';
+import { callbackOf, type AcceptResult, type CallbackBody, type ConversionView, type PaymentStatus, type PaymentTerms, type SendMoneyRequest } from './outgoing-types.js';
 import { paymentStatus, paymentTerms } from './outgoing-views.js';
 
 export interface OutgoingSettings extends RequestSettings {
@@ -255,12 +255,12 @@ export class OutgoingPayments {
   }
 
   /**
-   * PUT /callback: the institution says whether the customer's debit succeeded (TS) or not.
-   * TS -> the switch is told to proceed; any other code -> the switch is told false. A repeated
-   * or late callback changes nothing.
+   * PUT /callback: the institution says whether the customer's debit succeeded (TS, SUCCEEDED)
+   * or not. Success -> the switch is told to proceed; a failure code -> the switch is told false;
+   * an undecided code (TA, TIP, PENDING) moves nothing. A repeated or late callback changes nothing.
    */
   async callback(body: CallbackBody, origin: { readonly authenticated: boolean } = { authenticated: true }): Promise<void> {
-    const { id, status_code: code } = body.transaction;
+    const { id, code } = callbackOf(body);
     const found = await this.deps.store.findByTransferId(id);
     if (found === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment with transferId ${id}`);
     if (found.flow !== 'mobile-operator') throw new ConnectorError('PaymentStateConflict', 'this payment is not debited by the institution');
@@ -275,7 +275,7 @@ export class OutgoingPayments {
       const evidence = origin.authenticated && this.deps.coreBanking.capabilities.signedCallbacks === true;
       if (!evidence || UNDECIDED_CALLBACK_CODES.includes(code)) return this.#confirmCallback(payment, id, code, origin.authenticated);
       this.deps.logger.info({ transferId: id, state: payment.state, code }, 'debit callback');
-      await this.deps.settlement.applyDebitStatus(payment, code === 'TS' ? 'succeeded' : 'failed', { callbackCode: code });
+      await this.deps.settlement.applyDebitStatus(payment, SUCCESS_CALLBACK_CODES.includes(code) ? 'succeeded' : 'failed', { callbackCode: code });
     });
   }
 
@@ -288,7 +288,7 @@ export class OutgoingPayments {
   async #confirmCallback(payment: Payment, transferId: string, code: string, authenticated: boolean): Promise<void> {
     const status = await this.deps.coreBanking.transactionStatus(transferId);
     const bindings = { transferId, state: payment.state, code, authenticated, institutionStatus: status };
-    const claimed = code === 'TS' ? 'succeeded' : 'failed';
+    const claimed = SUCCESS_CALLBACK_CODES.includes(code) ? 'succeeded' : 'failed';
     if (status !== 'succeeded' && status !== 'failed') {
       this.deps.logger.info(bindings, 'callback: the institution has no final status yet; nothing changes');
       return;
@@ -362,11 +362,15 @@ function unexpectedState(transfer: OutboundTransfer): { error: ConnectorError; n
   }
 }
 
+/** Callback codes that say the debit succeeded: Airtel's TS, the reference API's SUCCEEDED. */
+const SUCCESS_CALLBACK_CODES: readonly string[] = ['TS', 'SUCCEEDED'];
+
 /**
- * Callback codes that do not decide the debit (Airtel's TA, ambiguous, and TIP, in progress):
- * telling the switch false on them could abort a payment whose customer is then debited.
+ * Callback codes that do not decide the debit (Airtel's TA, ambiguous, and TIP, in progress; the
+ * reference API's PENDING): telling the switch false on them could abort a payment whose
+ * customer is then debited.
  */
-const UNDECIDED_CALLBACK_CODES: readonly string[] = ['TA', 'TIP'];
+const UNDECIDED_CALLBACK_CODES: readonly string[] = ['TA', 'TIP', 'PENDING'];
 
 function awaitsDebit(payment: Payment): boolean {
   return payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';

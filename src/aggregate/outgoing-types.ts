@@ -93,6 +93,22 @@ export interface AcceptResult {
   readonly collection?: { readonly status: string; readonly institutionReference?: string };
 }
 
-export interface CallbackBody {
+/** A payment provider's callback (Airtel Money's shape): TS succeeded, TA/TIP undecided, else failed. */
+export interface ProviderCallbackBody {
   readonly transaction: { readonly id: string; readonly status_code: string };
+}
+
+/** The reference core banking API's callback: SUCCEEDED, FAILED or PENDING. */
+export interface ReferenceCallbackBody {
+  readonly reference: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly institutionReference?: string;
+}
+
+export type CallbackBody = ProviderCallbackBody | ReferenceCallbackBody;
+
+/** The transferId and the institution's word, whichever shape the callback came in. */
+export function callbackOf(body: CallbackBody): { readonly id: string; readonly code: string } {
+  return 'transaction' in body ? { id: body.transaction.id, code: body.transaction.status_code } : { id: body.reference, code: body.status };
 }

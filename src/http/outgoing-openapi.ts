@@ -79,7 +79,7 @@ export function outgoingOpenApi(options: OpenApiOptions): JsonSchema {
   const callbackOperation = {
     summary: "The institution's payment provider reports the customer's debit",
     description:
-      'transaction.status_code TS: the switch is told to proceed; any other code: it is told to abort. A repeated callback changes nothing.' +
+      'Two shapes: a payment provider\'s `{transaction: {id, status_code}}` (TS succeeded; TA, TIP undecided; any other code failed) or the reference core banking API\'s `{reference, status}` (SUCCEEDED, FAILED, PENDING). Unless the adapter declares signed callbacks, the institution is asked for the debit\'s status and its answer decides: success tells the switch to proceed, failure to abort, undecided changes nothing. A repeated callback changes nothing.' +
       (options.callbackAuth === 'confirm'
         ? ' Without the secret header the body is only a hint: the institution is asked for the debit\'s status and its answer decides (CALLBACK_AUTH=confirm).'
         : ''),

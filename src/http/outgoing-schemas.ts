@@ -55,7 +55,8 @@ export const updateSendMoneySchema: JsonSchema = {
   properties: { acceptQuote: { type: 'boolean', description: 'true to proceed, false to abort' } },
 };
 
-export const callbackSchema: JsonSchema = {
+/** The payment provider's shape (Airtel Money and providers like it). */
+const providerCallbackSchema: JsonSchema = {
   type: 'object',
   required: ['transaction'],
   properties: {
@@ -64,11 +65,26 @@ export const callbackSchema: JsonSchema = {
       required: ['id', 'status_code'],
       properties: {
         id: { type: 'string', minLength: 1, maxLength: 64, description: 'The transferId the debit was requested for' },
-        status_code: { type: 'string', minLength: 1, maxLength: 32, description: 'TS: the debit succeeded; anything else: it did not' },
+        status_code: { type: 'string', minLength: 1, maxLength: 32, description: 'TS: the debit succeeded; TA or TIP: not decided yet; anything else: it did not' },
       },
     },
   },
 };
+
+/** The reference core banking API's institution-neutral shape (docs/reference-core-banking-api.yaml, CollectionCallback). */
+const referenceCallbackSchema: JsonSchema = {
+  type: 'object',
+  required: ['reference', 'status'],
+  properties: {
+    reference: { type: 'string', minLength: 1, maxLength: 64, description: 'The reference of the collection (the transferId)' },
+    status: { type: 'string', minLength: 1, maxLength: 32, description: 'SUCCEEDED, FAILED or PENDING; any other value is confirmed with the institution' },
+    reason: { type: 'string', maxLength: 64 },
+    institutionReference: { type: 'string', maxLength: 128 },
+  },
+};
+
+/** PUT /callback accepts either shape; a body that is both or neither is refused. */
+export const callbackSchema: JsonSchema = { oneOf: [providerCallbackSchema, referenceCallbackSchema] };
 
 const ids = {
   homeTransactionId: { type: 'string' },

@@ -265,6 +265,60 @@ describe.each([AIRTEL, REST_MOBILE])('outgoing payments, mobile-operator flow, t
   });
 });
 
+describe('outgoing payments through CBS_ADAPTER=rest, mobile-operator flow: the reference API\'s own callback shape', () => {
+  const env = { CALLBACK_WAIT_MS: '60000' };
+
+  /** CollectionCallback of docs/reference-core-banking-api.yaml, with the callback secret. */
+  function neutralCallback(r: AdapterRun, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+    return r.h.callOutgoing('PUT', '/callback', body, callbackHeaders(TEST_CALLBACK_SECRET));
+  }
+
+  async function prompted(r: AdapterRun): Promise<string> {
+    const { transferId } = await quoted(r);
+    expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
+    return transferId;
+  }
+
+  it('PENDING changes nothing; SUCCEEDED, confirmed by the institution, completes the payment once', async () => {
+    const r = await start(REST_MOBILE, env);
+    const transferId = await prompted(r);
+    expect(await neutralCallback(r, { reference: transferId, status: 'PENDING' })).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'AWAITING_DEBIT' });
+
+    r.fixture.approveCollection(transferId);
+    const body = { reference: transferId, status: 'SUCCEEDED', institutionReference: `RC-${transferId.slice(0, 8)}` };
+    expect(await neutralCallback(r, body)).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'COMPLETED', callbackCode: 'SUCCEEDED' });
+    expect(figures(r.fixture)).toEqual(DEBITED);
+    expect(await neutralCallback(r, body)).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('FAILED with reason EXPIRED, confirmed by the institution, tells the switch false; nobody was debited', async () => {
+    const r = await start(REST_MOBILE, env);
+    const transferId = await prompted(r);
+    r.fixture.rejectCollection(transferId);
+    expect(await neutralCallback(r, { reference: transferId, status: 'FAILED', reason: 'EXPIRED' })).toEqual({ status: 200, body: {} });
+    expect(switchPuts(r)).toEqual([{ acceptQuote: false }]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'ABORTED', callbackCode: 'FAILED' });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+  });
+
+  it('a body mixing both shapes, or with neither, is refused with 400 and moves nothing', async () => {
+    const r = await start(REST_MOBILE, env);
+    const transferId = await prompted(r);
+    const both = await neutralCallback(r, { reference: transferId, status: 'SUCCEEDED', transaction: { id: transferId, status_code: 'TS' } });
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({ statusCode: '3100' });
+    const neither = await neutralCallback(r, { id: transferId, state: 'SUCCEEDED' });
+    expect(neither.status).toBe(400);
+    expect(switchPuts(r)).toEqual([]);
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'AWAITING_DEBIT' });
+  });
+});
+
 describe('outgoing payments through CBS_ADAPTER=airtel: Airtel\'s own callback, which carries no secret of ours (CALLBACK_AUTH=confirm, its default)', () => {
   const env = { CALLBACK_WAIT_MS: '60000' };
 
