@@ -60,7 +60,7 @@ function restSubject(outgoingFlow: OutgoingFlow): AdapterSubject {
     outgoingFlow,
     nativeHolds: true,
     barredRefusal: BARRED,
-    startFixture: (seed) => startRestFixture({ ...seed, port: 0, apiKey: REST_API_KEY }),
+    startFixture: (seed, clock) => startRestFixture({ ...seed, port: 0, apiKey: REST_API_KEY, clock }),
     documentedEnv: (fixture) => ({
       CBS_ADAPTER: 'rest',
       REST_CBS_BASE_URL: fixture.url,

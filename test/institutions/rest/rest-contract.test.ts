@@ -16,6 +16,7 @@ for (const outgoingFlow of ['bank', 'mobile-operator'] as const satisfies readon
         baseUrl: fixture.url,
         apiKey: 'contract-key',
         outgoingFlow,
+        callbackUrl: undefined,
         timeoutMs: 300,
         connectTimeoutMs: 300,
       });

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTRACT_SEED, PAYEE, expectConnectorError } from '../core-banking-contract.js';
+import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
+import { ManualClock } from '../../support/harness.js';
 import type { FixtureInstitution } from '../fixture-institution.js';
 import { startFixtureServer, type FixtureReply, type FixtureServer } from '../fixture-server.js';
 import { RestCoreBanking } from '../../../src/adapters/core-banking/rest/rest-core-banking.js';
-import { startRestFixture } from './rest-fixture.js';
+import { PROMPT_LIFETIME_MS, startRestFixture } from './rest-fixture.js';
 import { readRestOptions } from '../../../src/adapters/core-banking/rest/rest-options.js';
 import { declineFor, toTransactionStatus } from '../../../src/adapters/core-banking/rest/rest-transform.js';
 
@@ -12,15 +13,16 @@ afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
 });
 
-function adapter(baseUrl: string, apiKey?: string): RestCoreBanking {
-  const coreBanking = new RestCoreBanking({ baseUrl, apiKey, outgoingFlow: 'bank', timeoutMs: 500, connectTimeoutMs: 500 });
+function adapter(baseUrl: string, apiKey?: string, callbackUrl?: string): RestCoreBanking {
+  const coreBanking = new RestCoreBanking({ baseUrl, apiKey, outgoingFlow: 'bank', callbackUrl, timeoutMs: 500, connectTimeoutMs: 500 });
   closers.push(() => coreBanking.close());
   return coreBanking;
 }
 
-async function fixture(apiKey?: string): Promise<FixtureInstitution> {
+async function fixture(apiKey?: string, extra: { clock?: ManualClock; callbackHeaders?: Record<string, string> } = {}): Promise<FixtureInstitution> {
   const started = await startRestFixture({
     ...CONTRACT_SEED,
+    ...extra,
     ...(apiKey === undefined ? {} : { apiKey }),
     accounts: [
       ...CONTRACT_SEED.accounts,
@@ -169,6 +171,119 @@ describe('RestCoreBanking', () => {
   });
 });
 
+const ZMW = (amount: string) => ({ amount, currency: 'ZMW' });
+const ORIGINAL = '01JDV6M3AZ6XK1B0SPZ8Q4W2RA';
+
+describe('RestCoreBanking refunds, checked against the original debit (document: "Refunds")', () => {
+  it('a refund of a debit the institution never saw is TransferNotFound (404 ORIGINAL_NOT_FOUND) and pays nothing', async () => {
+    const institution = await fixture();
+    await expectConnectorError(
+      adapter(institution.url).refund({ reference: 'RF-1', originalReference: ORIGINAL, amount: ZMW('30'), payerId: PAYER.idValue }),
+      'TransferNotFound',
+      /HTTP 404 ORIGINAL_NOT_FOUND/,
+    );
+    expect(institution.balanceOf(PAYER.idValue)).toBe('200');
+    expect(institution.floatBalance()).toBe('1000');
+  });
+
+  it('a refund of a collection still pending is TransferStateConflict (409 ORIGINAL_NOT_DEBITED)', async () => {
+    const institution = await fixture();
+    const coreBanking = adapter(institution.url);
+    await coreBanking.collect({ reference: ORIGINAL, amount: ZMW('30'), payerId: PAYER.idValue });
+    await expectConnectorError(
+      coreBanking.refund({ reference: 'RF-1', originalReference: ORIGINAL, amount: ZMW('30'), payerId: PAYER.idValue }),
+      'TransferStateConflict',
+      /HTTP 409 ORIGINAL_NOT_DEBITED/,
+    );
+    expect(institution.floatBalance()).toBe('1000');
+  });
+
+  it('a refund to another customer than the one debited is ModifiedRequest (422 PAYER_MISMATCH)', async () => {
+    const institution = await fixture();
+    institution.debitByChannel(ORIGINAL, PAYER.idValue, '30');
+    await expectConnectorError(
+      adapter(institution.url).refund({ reference: 'RF-1', originalReference: ORIGINAL, amount: ZMW('30'), payerId: PAYEE.idValue }),
+      'ModifiedRequest',
+      /HTTP 422 PAYER_MISMATCH/,
+    );
+    expect(institution.balanceOf(PAYEE.idValue)).toBe('50');
+    expect(institution.floatBalance()).toBe('1030');
+  });
+
+  it('refunds together at most the original: 20 + 10 pass, one more cent is ModifiedRequest (422 REFUND_EXCEEDS_ORIGINAL)', async () => {
+    const institution = await fixture();
+    const coreBanking = adapter(institution.url);
+    institution.debitByChannel(ORIGINAL, PAYER.idValue, '30');
+    await coreBanking.refund({ reference: 'RF-1', originalReference: ORIGINAL, amount: ZMW('20'), payerId: PAYER.idValue });
+    await coreBanking.refund({ reference: 'RF-2', originalReference: ORIGINAL, amount: ZMW('10'), payerId: PAYER.idValue });
+    await expectConnectorError(
+      coreBanking.refund({ reference: 'RF-3', originalReference: ORIGINAL, amount: ZMW('0.01'), payerId: PAYER.idValue }),
+      'ModifiedRequest',
+      /HTTP 422 REFUND_EXCEEDS_ORIGINAL/,
+    );
+    // A repeat of a refund already paid is the same refund, not a new one.
+    await coreBanking.refund({ reference: 'RF-1', originalReference: ORIGINAL, amount: ZMW('20'), payerId: PAYER.idValue });
+    expect(institution.balanceOf(PAYER.idValue)).toBe('200');
+    expect(institution.floatBalance()).toBe('1000');
+  });
+
+  it('originalReference takes a channel id of 128 characters with slashes; 129 characters is ValidationFailed', async () => {
+    const institution = await fixture();
+    const coreBanking = adapter(institution.url);
+    const channelId = `branch/042/${'x'.repeat(117)}`;
+    expect(channelId).toHaveLength(128);
+    institution.debitByChannel(channelId, PAYER.idValue, '5');
+    await coreBanking.refund({ reference: 'RF-1', originalReference: channelId, amount: ZMW('5'), payerId: PAYER.idValue });
+    expect(institution.balanceOf(PAYER.idValue)).toBe('200');
+    await expectConnectorError(
+      coreBanking.refund({ reference: 'RF-2', originalReference: `${channelId}y`, amount: ZMW('5'), payerId: PAYER.idValue }),
+      'ValidationFailed',
+      /HTTP 400 INVALID_REQUEST/,
+    );
+  });
+});
+
+describe('RestCoreBanking collections (document: POST /collections, "Ending" and "Callback")', () => {
+  it('an unanswered prompt ends FAILED, reason EXPIRED, 5 minutes after the request; approval after that debits nobody', async () => {
+    const clock = new ManualClock();
+    const institution = await fixture(undefined, { clock });
+    const coreBanking = adapter(institution.url);
+    await coreBanking.collect({ reference: ORIGINAL, amount: ZMW('30'), payerId: PAYER.idValue });
+    clock.advance(PROMPT_LIFETIME_MS - 1);
+    expect(await coreBanking.transactionStatus(ORIGINAL)).toBe('pending');
+    clock.advance(1);
+    expect(await coreBanking.transactionStatus(ORIGINAL)).toBe('failed');
+    expect(institution.requests.at(-1)).toMatchObject({ method: 'GET', path: `/transactions/${ORIGINAL}` });
+    expect(() => institution.approveCollection(ORIGINAL)).toThrow(/no pending collection/);
+    expect(institution.balanceOf(PAYER.idValue)).toBe('200');
+  });
+
+  it('sends REST_CBS_CALLBACK_URL as callbackUrl; the institution calls it back once with a CollectionCallback', async () => {
+    const receiver = await canned({ status: 200, body: {} });
+    const institution = await fixture(undefined, { callbackHeaders: { 'x-callback-secret': 's3cret' } });
+    const coreBanking = adapter(institution.url, undefined, `${receiver.url}/callback`);
+    await coreBanking.collect({ reference: ORIGINAL, amount: ZMW('30'), payerId: PAYER.idValue, description: 'Lunch' });
+    expect(institution.requests.at(-1)?.body).toEqual({
+      reference: ORIGINAL,
+      payerId: PAYER.idValue,
+      amount: '30',
+      currency: 'ZMW',
+      description: 'Lunch',
+      callbackUrl: `${receiver.url}/callback`,
+    });
+    institution.rejectCollection(ORIGINAL);
+    for (let wait = 0; wait < 100 && receiver.requests.length === 0; wait += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]).toMatchObject({
+      method: 'PUT',
+      path: '/callback',
+      headers: { 'x-callback-secret': 's3cret' },
+      body: { reference: ORIGINAL, status: 'FAILED', reason: 'DECLINED', institutionReference: 'RC-01JDV6M3' },
+    });
+    expect(await coreBanking.transactionStatus(ORIGINAL)).toBe('failed');
+  });
+});
+
 describe('rest transformers', () => {
   it('maps each documented status and nothing else', () => {
     expect(['PENDING', 'SUCCEEDED', 'FAILED', 'succeeded', ''].map(toTransactionStatus)).toEqual(['pending', 'succeeded', 'failed', 'unknown', 'unknown']);
@@ -189,6 +304,11 @@ describe('rest transformers', () => {
     expect(name(404, 'RESERVATION_NOT_FOUND', 'payee')).toBe('TransferNotFound');
     expect(name(422, 'CURRENCY_NOT_SUPPORTED', 'payee')).toBe('UnsupportedCurrency');
     expect(name(400, 'INVALID_REQUEST', 'payer')).toBe('ValidationFailed');
+    expect(name(404, 'ORIGINAL_NOT_FOUND', 'payer')).toBe('TransferNotFound');
+    expect(name(409, 'ORIGINAL_NOT_DEBITED', 'payer')).toBe('TransferStateConflict');
+    expect(name(422, 'PAYER_MISMATCH', 'payer')).toBe('ModifiedRequest');
+    expect(name(422, 'CURRENCY_MISMATCH', 'payer')).toBe('ModifiedRequest');
+    expect(name(422, 'REFUND_EXCEEDS_ORIGINAL', 'payer')).toBe('ModifiedRequest');
     expect(name(422, 'SOMETHING_NEW', 'payee')).toBe('PayeeRejected');
     expect(name(400, undefined, 'payer')).toBe('PayerRejected');
     expect(name(401, undefined, 'payee')).toBe('InstitutionUnavailable');
@@ -203,7 +323,7 @@ describe('rest transformers', () => {
 describe('readRestOptions', () => {
   it('reads a complete configuration', () => {
     expect(readRestOptions({ REST_CBS_BASE_URL: 'https://cbs.example.org/v1/', REST_CBS_API_KEY: 'k', REST_CBS_OUTGOING_FLOW: 'mobile-operator' })).toEqual({
-      options: { baseUrl: 'https://cbs.example.org/v1', apiKey: 'k', outgoingFlow: 'mobile-operator', timeoutMs: 10_000, connectTimeoutMs: 3000 },
+      options: { baseUrl: 'https://cbs.example.org/v1', apiKey: 'k', outgoingFlow: 'mobile-operator', callbackUrl: undefined, timeoutMs: 10_000, connectTimeoutMs: 3000 },
     });
   });
 

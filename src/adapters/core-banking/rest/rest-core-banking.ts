@@ -37,6 +37,7 @@ export class RestCoreBanking implements CoreBanking {
   readonly capabilities: CoreBankingCapabilities;
   readonly #http: InstitutionHttp;
   readonly #headers: Readonly<Record<string, string>>;
+  readonly #callbackUrl: string | undefined;
 
   constructor(options: RestOptions) {
     this.capabilities = { outgoingFlow: options.outgoingFlow, nativeHolds: true };
@@ -46,6 +47,7 @@ export class RestCoreBanking implements CoreBanking {
       timeoutMs: options.timeoutMs,
       connectTimeoutMs: options.connectTimeoutMs,
     });
+    this.#callbackUrl = options.callbackUrl;
     this.#headers = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
   }
 
@@ -122,6 +124,7 @@ export class RestCoreBanking implements CoreBanking {
       amount: amountForWire(request.amount),
       currency: request.amount.currency,
       ...optionalField('description', request.description),
+      ...optionalField('callbackUrl', this.#callbackUrl),
     };
     const answer = await this.#send({ operation: 'collect', method: 'POST', path: '/collections', json: sent });
     this.#declineOn4xx(answer, 'payer');

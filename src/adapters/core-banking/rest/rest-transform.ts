@@ -137,6 +137,7 @@ export function readTransaction(body: unknown, expectedCurrency?: string): RestT
     currency,
     amount: transaction.amountString('amount', expectedCurrency ?? currency),
     status: transaction.string('status'),
+    ...optional('reason', transaction.optionalString('reason')),
     ...optional('institutionReference', transaction.optionalString('institutionReference')),
   };
 }
@@ -183,6 +184,7 @@ export function declineFor(operation: string, status: number, body: unknown, rol
 }
 
 function declineName(code: string | undefined, role: DeclineRole): ErrorName {
+  // Every code of REST_ERROR_CODES has its case; a code outside the list falls to the default.
   switch (code) {
     case 'PARTY_NOT_FOUND':
     case 'ACCOUNT_NOT_FOUND':
@@ -190,11 +192,17 @@ function declineName(code: string | undefined, role: DeclineRole): ErrorName {
       return 'PartyNotFound';
     case 'RESERVATION_NOT_FOUND':
     case 'TRANSACTION_NOT_FOUND':
+    case 'ORIGINAL_NOT_FOUND':
       return 'TransferNotFound';
     case 'RESERVATION_RELEASED':
     case 'RESERVATION_COMMITTED':
+    case 'ORIGINAL_NOT_DEBITED':
       return 'TransferStateConflict';
     case 'REFERENCE_CONFLICT':
+    case 'PAYER_MISMATCH':
+    case 'CURRENCY_MISMATCH':
+    case 'REFUND_EXCEEDS_ORIGINAL':
+      // The refund does not match the debit it returns: a different request, never money owed.
       return 'ModifiedRequest';
     case 'INSUFFICIENT_FLOAT':
       return 'PayeeInsufficientLiquidity';

@@ -12,23 +12,35 @@ export type RestReservationState = (typeof REST_RESERVATION_STATES)[number];
 /** Statuses the API documents today; the adapter reads any other string as "unknown". */
 export type RestTransactionStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
 
-export type RestErrorCode =
-  | 'PARTY_NOT_FOUND'
-  | 'ACCOUNT_NOT_FOUND'
-  | 'PAYER_NOT_FOUND'
-  | 'RESERVATION_NOT_FOUND'
-  | 'TRANSACTION_NOT_FOUND'
-  | 'RESERVATION_RELEASED'
-  | 'RESERVATION_COMMITTED'
-  | 'REFERENCE_CONFLICT'
-  | 'INSUFFICIENT_FLOAT'
-  | 'INSUFFICIENT_FUNDS'
-  | 'ACCOUNT_BLOCKED'
-  | 'ACCOUNT_BARRED'
-  | 'ACCOUNT_CLOSED'
-  | 'CURRENCY_NOT_SUPPORTED'
-  | 'INVALID_REQUEST'
-  | 'UNAUTHORIZED';
+/** Every `Error.code` the API documents; test/docs checks this list against the document. */
+export const REST_ERROR_CODES = [
+  'PARTY_NOT_FOUND',
+  'ACCOUNT_NOT_FOUND',
+  'PAYER_NOT_FOUND',
+  'RESERVATION_NOT_FOUND',
+  'TRANSACTION_NOT_FOUND',
+  'RESERVATION_RELEASED',
+  'RESERVATION_COMMITTED',
+  'REFERENCE_CONFLICT',
+  'INSUFFICIENT_FLOAT',
+  'INSUFFICIENT_FUNDS',
+  'ACCOUNT_BLOCKED',
+  'ACCOUNT_BARRED',
+  'ACCOUNT_CLOSED',
+  'CURRENCY_NOT_SUPPORTED',
+  'ORIGINAL_NOT_FOUND',
+  'ORIGINAL_NOT_DEBITED',
+  'PAYER_MISMATCH',
+  'CURRENCY_MISMATCH',
+  'REFUND_EXCEEDS_ORIGINAL',
+  'INVALID_REQUEST',
+  'UNAUTHORIZED',
+] as const;
+export type RestErrorCode = (typeof REST_ERROR_CODES)[number];
+
+/** Why a transaction FAILED (Transaction.reason, CollectionCallback.reason). */
+export const REST_FAILURE_REASONS = ['DECLINED', 'EXPIRED', 'INSUFFICIENT_FUNDS', 'ACCOUNT_NOT_ACTIVE', 'RELEASED'] as const;
+export type RestFailureReason = (typeof REST_FAILURE_REASONS)[number];
 
 export interface RestPostalAddress {
   readonly addressType?: string;
@@ -90,6 +102,7 @@ export interface RestCollectionRequest {
   readonly amount: string;
   readonly currency: string;
   readonly description?: string;
+  readonly callbackUrl?: string;
 }
 
 export interface RestRefundRequest {
@@ -107,6 +120,8 @@ export interface RestTransaction {
   readonly currency: string;
   /** Kept as the institution wrote it: a value outside RestTransactionStatus maps to unknown. */
   readonly status: string;
+  /** Why it FAILED, when the institution says; kept as written, for support staff. */
+  readonly reason?: string;
   readonly institutionReference?: string;
 }
 

@@ -54,13 +54,28 @@ function required(env: string): SettingResult<never> {
 
 /** An http(s) base URL, stored without a trailing slash. */
 export function urlSetting(env: string, description: string): Setting<string> {
+  const optional = optionalUrlSetting(env, description);
+  return {
+    ...optional,
+    defaultText: '(required)',
+    read(text) {
+      if (text === undefined) return required(env);
+      const read = optional.read(text);
+      if ('problem' in read) return read;
+      return read.value === undefined ? required(env) : { value: read.value };
+    },
+  };
+}
+
+/** An http(s) URL without credentials, or nothing when unset. */
+export function optionalUrlSetting(env: string, description: string): Setting<string | undefined> {
   return {
     env,
     description,
     secret: false,
-    defaultText: '(required)',
+    defaultText: '(unset)',
     read(text) {
-      if (text === undefined) return required(env);
+      if (text === undefined) return { value: undefined };
       try {
         const url = new URL(text);
         if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'must be an http(s) URL' };
