@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { SandboxLedger, demoAccounts, outgoingSettlementAccountId } from '../../src/adapters/core-banking/sandbox/index.js';
+import { SandboxLedger, demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
 import type { SandboxSchema } from '../../src/adapters/core-banking/sandbox/sandbox-schema.js';
 import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
@@ -339,7 +339,7 @@ describe('two replicas on one PostgreSQL database, outgoing payments (mobile-ope
     }
     const movements = countBy((await db.selectFrom('sandbox_postings').select(['movement_id', 'kind']).where('kind', '=', 'TRANSFER').execute()).map((row) => row.movement_id.split(':')[0] ?? ''));
     expect(movements).toEqual({ collect: 60, refund: 20 });
-    // Balances: each payer paid exactly the completed payments; the settlement account holds them.
+    // Balances: each payer paid exactly the completed payments; the float received them (one account model).
     const paid = new Map<string, bigint>();
     for (const p of payments) if (!p.refund) paid.set(p.payerAccount, (paid.get(p.payerAccount) ?? 0n) + toMinorUnits(p.debit, 'ZMW'));
     const balances = new Map((await ledger.balances()).map((account) => [account.accountId, account.balance]));
@@ -348,7 +348,7 @@ describe('two replicas on one PostgreSQL database, outgoing payments (mobile-ope
       expect(balances.get(payer.accountId)).toBe(formatMinorUnits(toMinorUnits(opening, 'ZMW') - (paid.get(payer.accountId) ?? 0n), 'ZMW'));
     }
     const settled = [...paid.values()].reduce((sum, minor) => sum + minor, 0n);
-    expect(balances.get(outgoingSettlementAccountId('ZMW'))).toBe(formatMinorUnits(settled, 'ZMW'));
+    expect(balances.get(demoAccounts.float.accountId)).toBe(formatMinorUnits(toMinorUnits(demoAccounts.float.balance, 'ZMW') + settled, 'ZMW'));
     expect((await ledger.conservationCheck()).ok).toBe(true);
   }, 120_000);
 });

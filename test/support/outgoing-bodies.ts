@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { outgoingSettlementAccountId } from '../../src/adapters/core-banking/sandbox/index.js';
+import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
 import type { Harness } from './harness.js';
 
 /** Bodies the customer channel sends to the outgoing server, and the steps tests repeat. */
 
 export const PAYER_MSISDN = '260971000002';
 export const PAYER_ACCOUNT = 'zm-acc-0002';
-export const SETTLEMENT_ACCOUNT = outgoingSettlementAccountId('ZMW');
+/** Where customer debits land and refunds come from: the float (one account model). */
+export const SETTLEMENT_ACCOUNT = demoAccounts.float.accountId;
 
 export function sendMoneyBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

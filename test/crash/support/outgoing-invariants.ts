@@ -1,4 +1,3 @@
-import { outgoingSettlementAccountId } from '../../../src/adapters/core-banking/sandbox/index.js';
 import type { SandboxSchema } from '../../../src/adapters/core-banking/sandbox/sandbox-schema.js';
 import type { SqlDatabase } from '../../../src/adapters/store/sql-database.js';
 import { toMinorUnits } from '../../../src/domain/money.js';
@@ -51,7 +50,9 @@ export async function checkOutgoing(database: SqlDatabase, driver: OutgoingDrive
   const change = (accountId: string, minor: bigint): void => {
     changes.set(accountId, (changes.get(accountId) ?? 0n) + minor);
   };
-  const settlement = outgoingSettlementAccountId(currency);
+  // One account model: customer debits land in the float and refunds are paid from it.
+  const floatRow = await database.reader<SandboxSchema>().selectFrom('sandbox_accounts').select('account_id').where('kind', '=', 'float').where('currency', '=', currency).executeTakeFirstOrThrow();
+  const settlement = floatRow.account_id;
   let refunds = 0;
   for (const plan of driver.payments) {
     const minor = toMinorUnits(plan.amount, currency);

@@ -6,7 +6,6 @@ import { SqliteDatabase } from '../../../src/adapters/store/sqlite-database.js';
 import {
   SandboxCoreBanking,
   SandboxLedger,
-  outgoingSettlementAccountId,
   sandboxMigrations,
   seedSandbox,
   type AccountBalance,
@@ -50,7 +49,8 @@ function booksOf(ledger: SandboxLedger, currency: string): ContractBooks {
     balanceOf: async (idValue) => (await account(`acc-${idValue}`)).balance,
     floatBalance: async () => (await account(FLOAT_ACCOUNT)).balance,
     floatAvailable: async () => (await account(FLOAT_ACCOUNT)).available,
-    settlementBalance: async () => (await account(outgoingSettlementAccountId(currency))).balance,
+    // One account model: customer debits land in the float and refunds are paid from it.
+    settlementBalance: async () => (await account(FLOAT_ACCOUNT)).balance,
     // The sandbox audits itself from its journal; the contract then compares the total.
     async total() {
       const report = await ledger.conservationCheck();

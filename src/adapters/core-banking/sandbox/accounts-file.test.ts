@@ -97,15 +97,16 @@ describe('parseSandboxAccountsFile', () => {
     expect(problemsOf('{"currency": ')).toEqual({ name: 'MalformedSyntax', message: 'Malformed syntax: the sandbox accounts file is not JSON' });
   });
 
-  it('refuses a customer account id that takes the float or outgoing-settlement account id', () => {
+  it('refuses a customer account id that takes the float\'s or another customer\'s; no other account id is reserved', () => {
     const seed: SandboxCustomerSeed = { ...customer, idType: 'MSISDN', status: 'active' };
     const taken = [
       { ...seed, accountId: 'outgoing-settlement-zmw' },
       { ...seed, accountId: 'f', idValue: '260971000002' },
+      { ...seed, accountId: 'outgoing-settlement-zmw', idValue: '260971000003' },
     ];
     expect(sandboxAccountsProblems({ currency: 'ZMW', float: { accountId: 'f', balance: '1' }, customers: taken })).toEqual([
-      'customers[0].accountId: "outgoing-settlement-zmw" is taken by another account',
       'customers[1].accountId: "f" is taken by another account',
+      'customers[2].accountId: "outgoing-settlement-zmw" is taken by another account',
     ]);
   });
 });

@@ -4,7 +4,7 @@ import { identifierFormatProblem, isPartyIdType } from '../../../domain/identifi
 import { POSTAL_ADDRESS_KEYS, type PostalAddress } from '../../../domain/iso20022.js';
 import { fitsMinorUnits, isAmount } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomerSeed } from './sandbox-accounts.js';
+import type { SandboxAccounts, SandboxCustomerSeed } from './sandbox-accounts.js';
 
 /**
  * Reads a sandbox accounts file (format in README.md). Every problem is listed at once, with
@@ -60,7 +60,7 @@ function crossProblems(draft: Draft): string[] {
     else if (currencyKnown && !fitsMinorUnits(amount, currency)) problems.push(`${where}: "${amount}" has more decimals than ${currency} allows`);
   };
   if (draft.floatBalance !== undefined) amountProblem('float.balance', draft.floatBalance);
-  const accountIds = new Set([draft.floatAccountId, currencyKnown ? outgoingSettlementAccountId(currency) : undefined]);
+  const accountIds = new Set([draft.floatAccountId]);
   const identifiers = new Set<string>();
   draft.customers.forEach((customer, index) => {
     if (customer === undefined) return;

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { ConnectorError, ERROR_CATALOGUE, assert, type ErrorName } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import { lockAccounts, lockSystemAccount, minorOf, move, type Account, type BookContext } from './ledger-book.js';
@@ -8,10 +8,15 @@ import type { DebitKind, DebitState, DebitsTable } from './sandbox-schema.js';
 
 /**
  * Customer debits for outgoing payments: a collection moves money from the payer's account to
- * the outgoing-settlement account, a refund moves it back. Both are recorded under their
- * reference, refusals included, so a retry gets the first answer and the status query reads
- * stored state. On PostgreSQL the settlement account is locked first, which makes operations
- * in one currency take turns.
+ * the float, a refund moves it back from the float (one account model: the float is where the
+ * institution's Mojaloop money is, both ways). Both are recorded under their reference,
+ * refusals included, so a retry gets the first answer and the status query reads stored state.
+ *
+ * Locking on PostgreSQL, as for holds (hold-operations.ts): operations on one reference take
+ * turns on an advisory lock named by the reference (a refund also takes its original's, so two
+ * refunds of one debit cannot both pass the "at most the original" check); then the customer's
+ * account is locked, then the float, just before the money moves. Every ledger transaction
+ * locks at most one customer account and then one system account, in that order.
  */
 
 export interface CollectOrder {
@@ -48,7 +53,8 @@ interface Debit {
 
 export async function collectDebit(context: BookContext, order: CollectOrder): Promise<DebitOutcome> {
   const minor = positiveMinor(order.amount);
-  const settlement = await settlementFor(context, order.amount.currency);
+  await lockDebitReferences(context, [order.reference]);
+  await requireFloat(context, order.amount.currency);
   const existing = await findDebit(context, order.reference);
   if (existing !== undefined) {
     const same = existing.kind === 'collection' && existing.payerId === order.payerId && sameAmount(existing, order.amount, minor);
@@ -62,17 +68,15 @@ export async function collectDebit(context: BookContext, order: CollectOrder): P
   const state: DebitState = refusal !== undefined ? 'failed' : order.pending ? 'pending' : 'succeeded';
   const identity = { kind: 'collection' as const, reference: order.reference, payerId: order.payerId, accountId: payer?.accountId ?? null };
   await insertDebit(context, identity, order.amount.currency, minor, state, refusal, null);
-  if (state === 'succeeded' && payer !== undefined) await move(context, `collect:${order.reference}`, payer, settlement, minor);
+  if (state === 'succeeded' && payer !== undefined) await move(context, `collect:${order.reference}`, payer, await lockFloat(context, order.amount.currency), minor);
   return refusal === undefined ? { state } : { state, refusal };
 }
 
 /** The customer's answer to a payment prompt; a pending collection moves money only when approved. */
 export async function settlePendingCollection(context: BookContext, reference: string, approved: boolean): Promise<DebitOutcome> {
-  const peek = await findDebit(context, reference);
-  if (peek === undefined || peek.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no collection under this reference');
-  const settlement = await settlementFor(context, peek.currency);
+  await lockDebitReferences(context, [reference]);
   const debit = await findDebit(context, reference);
-  assert(debit !== undefined, `sandbox: collection ${reference} vanished`);
+  if (debit === undefined || debit.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no collection under this reference');
   if (debit.state !== 'pending') {
     if ((debit.state === 'succeeded') !== approved) throw new ConnectorError('TransferStateConflict', `the collection already ${debit.state}`);
     return outcomeOf(debit);
@@ -83,13 +87,14 @@ export async function settlePendingCollection(context: BookContext, reference: s
   assert(payer !== undefined, `sandbox: payer account of ${reference} vanished`);
   const refusal = debitRefusal(payer, debit.currency, debit.minor);
   if (refusal !== undefined) return finishCollection(context, debit, refusal);
-  await move(context, `collect:${reference}`, payer, settlement, debit.minor);
+  await move(context, `collect:${reference}`, payer, await lockFloat(context, debit.currency), debit.minor);
   return finishCollection(context, debit, undefined);
 }
 
 export async function refundDebit(context: BookContext, order: RefundOrder): Promise<void> {
   const minor = positiveMinor(order.amount);
-  const settlement = await settlementFor(context, order.amount.currency);
+  await lockDebitReferences(context, [order.reference, order.originalReference]);
+  await requireFloat(context, order.amount.currency);
   const existing = await findDebit(context, order.reference);
   if (existing !== undefined) {
     const same =
@@ -113,19 +118,44 @@ export async function refundDebit(context: BookContext, order: RefundOrder): Pro
   if (refunded + minor > original.minor) throw new ConnectorError('ModifiedRequest', 'refunds would exceed the original debit');
   const identity = { kind: 'refund' as const, reference: order.reference, payerId: order.payerId, accountId: original.accountId };
   await insertDebit(context, identity, order.amount.currency, minor, 'succeeded', undefined, original.reference);
+  const float = await lockFloat(context, order.amount.currency);
+  // Thrown inside the transaction: the refund recorded above is rolled back, and a retry tries again.
+  if (float.balance - float.held < minor) throw new ConnectorError('PayeeInsufficientLiquidity', 'the float cannot pay this refund now');
   // The customer's own money goes back whatever the account's status now is.
-  await move(context, `refund:${order.reference}`, settlement, lookup.payer, minor);
+  await move(context, `refund:${order.reference}`, float, lookup.payer, minor);
 }
 
 export async function debitState(context: BookContext, reference: string): Promise<DebitState | undefined> {
   return (await findDebit(context, reference))?.state;
 }
 
-async function settlementFor(context: BookContext, currency: string): Promise<Account> {
-  const settlement = await lockSystemAccount(context, 'outgoing-settlement', currency);
-  if (settlement === undefined) throw new ConnectorError('UnsupportedCurrency', `no outgoing-settlement account in ${currency}`);
-  return settlement;
+/** The float of `currency`, locked (PostgreSQL): taken last, after any customer account. */
+async function lockFloat(context: BookContext, currency: string): Promise<Account> {
+  const float = await lockSystemAccount(context, 'float', currency);
+  if (float === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+  return float;
 }
+
+/** Refuses early, before anything is recorded, a currency the books have no float in (read, not locked). */
+async function requireFloat(context: BookContext, currency: string): Promise<void> {
+  const row = await context.trx.selectFrom('sandbox_accounts').select('account_id').where('kind', '=', 'float').where('currency', '=', currency).limit(1).executeTakeFirst();
+  if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+}
+
+/**
+ * Operations on the same debit references take turns (PostgreSQL): transaction-level advisory
+ * locks in the debits' own key space, taken in one sorted order so that two refunds naming each
+ * other's references cannot deadlock. SQLite's write transaction is already exclusive.
+ */
+async function lockDebitReferences(context: BookContext, references: readonly string[]): Promise<void> {
+  if (!context.lockRows) return;
+  for (const reference of [...new Set(references)].sort()) {
+    await sql`select pg_advisory_xact_lock(${DEBIT_LOCK_SPACE}::integer, hashtext(${reference}))`.execute(context.trx);
+  }
+}
+
+/** "debt" in ASCII, as a 32-bit key space for lockDebitReferences (holds use "hold"). */
+const DEBIT_LOCK_SPACE = 0x64656274;
 
 async function finishCollection(context: BookContext, debit: Debit, refusal: Refusal | undefined): Promise<DebitOutcome> {
   const state: DebitState = refusal === undefined ? 'succeeded' : 'failed';

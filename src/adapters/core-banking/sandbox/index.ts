@@ -6,6 +6,6 @@ export { FaultyCoreBanking, type FaultOptions } from './faulty-core-banking.js';
 export { seedSandbox } from './seed.js';
 export { parseSandboxAccountsFile, sandboxAccountsProblems } from './accounts-file.js';
 export { demoAccounts } from './demo-accounts.js';
-export { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomer, type SandboxCustomerSeed } from './sandbox-accounts.js';
+export { type SandboxAccounts, type SandboxCustomer, type SandboxCustomerSeed } from './sandbox-accounts.js';
 export type { AccountBalance, ConservationReport, CurrencyTotals } from './ledger-audit.js';
 export type { DebitOutcome } from './debit-operations.js';

@@ -5,7 +5,8 @@ import { TEST_ACCOUNTS, figuresOf, openTestBooks, type TestBooks } from '../../.
 
 const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
 const PAYER = '260971000102';
-const SETTLEMENT = 'outgoing-settlement-zmw';
+/** One account model: customer debits land in the float, refunds are paid from it (opens at 1000). */
+const FLOAT = 'float-zmw';
 
 let books: TestBooks;
 let ledger: SandboxLedger;
@@ -37,11 +38,11 @@ async function expectConserved(): Promise<void> {
 }
 
 describe('collect, bank flow (immediate debit)', () => {
-  it('debits the payer into the outgoing-settlement account once per reference', async () => {
+  it('debits the payer into the float once per reference', async () => {
     expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
     expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '174.5', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '25.5', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025.5', held: '0' });
     expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
     await expectConserved();
   });
@@ -51,7 +52,7 @@ describe('collect, bank flow (immediate debit)', () => {
     await ledger.collect('c-2', '4000123', zmw('2'));
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '199', held: '0' });
     expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '53', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '3', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1003', held: '0' });
     await expectConserved();
   });
 
@@ -65,7 +66,7 @@ describe('collect, bank flow (immediate debit)', () => {
     await expectError(ledger.collect('c-6', 'float-zmw', zmw('1')), 'PartyNotFound');
     for (const reference of ['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']) expect(await ledger.transactionStatus(reference)).toBe('failed');
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '0', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
     await expectConserved();
   });
 
@@ -112,7 +113,7 @@ describe('collect, mobile-operator flow (pending until the customer answers)', (
     expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
     expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'succeeded' });
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '25', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
     await expectError(ledger.settleCollection('c-1', false), 'TransferStateConflict');
     await expectConserved();
   });
@@ -148,11 +149,11 @@ describe('refund', () => {
     await ledger.collect('c-1', PAYER, zmw('30'));
   });
 
-  it('pays the payer back from the outgoing-settlement account, once per reference', async () => {
+  it('pays the payer back from the float, once per reference', async () => {
     await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
     await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '0', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
     expect(await ledger.transactionStatus('r-1')).toBe('succeeded');
     await expectConserved();
   });
@@ -164,7 +165,7 @@ describe('refund', () => {
     await ledger.refund('r-4', 'c-1', zmw('10'), 'acc-payer');
     expect(await ledger.transactionStatus('r-1')).toBe('not-found');
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '0', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
     await expectConserved();
   });
 
@@ -180,7 +181,19 @@ describe('refund', () => {
     await ledger.collect('c-3', PAYER, zmw('5'), { pending: true });
     await expectError(ledger.refund('r-6', 'c-3', zmw('5'), PAYER), 'TransferStateConflict');
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
-    expect(await figuresOf(ledger, SETTLEMENT)).toEqual({ balance: '25', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
+    await expectConserved();
+  });
+
+  it('waits for the float when its available balance cannot pay the refund: nothing recorded, a retry pays', async () => {
+    // The float holds 1030; reserving all of it for a payee leaves nothing available.
+    await ledger.reserve('h-1', zmw('1030'), 'acc-payee');
+    await expectError(ledger.refund('r-1', 'c-1', zmw('30'), PAYER), 'PayeeInsufficientLiquidity', 'Payee FSP insufficient liquidity: the float cannot pay this refund now');
+    expect(await ledger.transactionStatus('r-1')).toBe('not-found');
+    await ledger.release('h-1');
+    await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
+    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
     await expectConserved();
   });
 

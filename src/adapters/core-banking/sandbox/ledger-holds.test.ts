@@ -186,7 +186,6 @@ describe('fund', () => {
       ['acc-payer', 'customer', '200', '0', 'active'],
       ['acc-shop', 'customer', '55', '0', 'active'],
       ['float-zmw', 'float', '1000', '0', 'active'],
-      ['outgoing-settlement-zmw', 'outgoing-settlement', '0', '0', 'active'],
     ]);
     expect(TEST_ACCOUNTS.customers).toHaveLength(6);
     await expectConserved('1335', '0');

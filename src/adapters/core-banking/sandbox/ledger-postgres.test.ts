@@ -76,11 +76,22 @@ describe('sandbox ledger on PostgreSQL', () => {
       ...Array.from({ length: 5 }, () => ledger.commit('pg-mixed', zmw('10'), 'acc-payer')),
       ...Array.from({ length: 5 }, () => ledger.collect('pg-c-2', 'acc-shop', zmw('5'))),
     ]);
-    await Promise.all(Array.from({ length: 5 }, () => ledger.refund('pg-r-1', 'pg-c-1', zmw('20'), '260971000102')));
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '180', held: '0' });
+    // Refunds (float -> customer) racing commits (float -> customer) and collections (customer ->
+    // float) on the same accounts: each locks the customer, then the float, so none deadlocks.
+    await ledger.reserve('pg-mixed-2', zmw('7'), 'acc-shop');
+    await Promise.all([
+      ...Array.from({ length: 5 }, () => ledger.refund('pg-r-1', 'pg-c-1', zmw('20'), '260971000102')),
+      ...Array.from({ length: 5 }, () => ledger.refund('pg-r-2', 'pg-c-1', zmw('30'), 'acc-payer')),
+      ...Array.from({ length: 5 }, () => ledger.commit('pg-mixed-2', zmw('7'), 'acc-shop')),
+      ...Array.from({ length: 5 }, () => ledger.collect('pg-c-3', 'acc-shop', zmw('7'))),
+    ]);
+    // Two refunds of one debit, at once, never together exceed it: 20 + 30 = 50 passes, 1 more does not.
+    await expect(ledger.refund('pg-r-3', 'pg-c-1', zmw('0.01'), 'acc-payer')).rejects.toThrow(/refunds would exceed the original debit/);
+    // 200 + 10 (the commit of pg-mixed) - 50 (collection) + 50 (refunds).
+    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '210', held: '0' });
     expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '50', held: '0' });
-    expect(await figuresOf(ledger, 'outgoing-settlement-zmw')).toEqual({ balance: '35', held: '0' });
-    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '0' });
+    // One account model: 500 - 10 (commit) + 50 + 5 (collections) - 50 (refunds) - 7 (commit) + 7 (collection).
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '495', held: '0' });
     await expectConserved('1335', '0');
   });
 
@@ -94,7 +105,7 @@ describe('sandbox ledger on PostgreSQL', () => {
       }),
     );
     for (const outcome of outcomes) expect([['fulfilled', 'fulfilled', 'failed'], ['TransferStateConflict', 'fulfilled', 'failed']]).toContainEqual(outcome);
-    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '0' });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '495', held: '0' });
     await expectConserved('1335', '0');
   });
 
@@ -104,15 +115,15 @@ describe('sandbox ledger on PostgreSQL', () => {
     const payees = ['acc-payee', 'acc-payer', 'acc-shop'];
     const rounds = Array.from({ length: 6 }, (_, index) => ({ reference: `pg-spread-${index}`, payee: payees[index % payees.length] ?? 'acc-payee' }));
     await Promise.all(rounds.map(({ reference, payee }) => ledger.reserve(reference, zmw('5'), payee)));
-    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '490', held: '30' });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '495', held: '30' });
     await Promise.all(
       rounds.flatMap(({ reference, payee }, index) =>
         index < 4 ? [ledger.commit(reference, zmw('5'), payee), ledger.commit(reference, zmw('5'), payee)] : [ledger.release(reference), ledger.release(reference)],
       ),
     );
-    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '470', held: '0' });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '475', held: '0' });
     expect(await figuresOf(ledger, 'acc-payee')).toEqual({ balance: '560', held: '0' });
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '185', held: '0' });
+    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '215', held: '0' });
     expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '55', held: '0' });
     await expectConserved('1335', '0');
   });

@@ -10,7 +10,7 @@ import { commitHold, holdState, releaseHold, reserveHold } from './hold-operatio
 import { positiveMinor } from './ledger-amounts.js';
 import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
 import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
-import { outgoingSettlementAccountId, type SandboxAccounts, type SandboxCustomer } from './sandbox-accounts.js';
+import type { SandboxAccounts, SandboxCustomer } from './sandbox-accounts.js';
 import type { AccountKind, SandboxSchema } from './sandbox-schema.js';
 
 /** Key of the advisory lock taken while opening the books: "ccsandbx" read as a 64-bit integer. */
@@ -48,7 +48,7 @@ export class SandboxLedger {
   }
 
   /**
-   * Debits a customer into the outgoing-settlement account. With `pending` the debit waits for
+   * Debits a customer into the float. With `pending` the debit waits for
    * the customer's answer (settleCollection). A refusal is recorded, then thrown.
    */
   async collect(reference: string, payerId: string, amount: Money, options: { readonly pending?: boolean } = {}): Promise<DebitOutcome> {
@@ -64,7 +64,7 @@ export class SandboxLedger {
     return this.#write((context) => settlePendingCollection(context, reference, succeeded));
   }
 
-  /** Pays a customer back from the outgoing-settlement account, at most what `originalReference` debited. */
+  /** Pays a customer back from the float, at most what `originalReference` debited. */
   refund(reference: string, originalReference: string, amount: Money, payerId: string): Promise<void> {
     return this.#write((context) => refundDebit(context, { reference, originalReference, amount, payerId }));
   }
@@ -118,7 +118,7 @@ export class SandboxLedger {
   }
 
   /**
-   * Opens the float, the outgoing-settlement account and the customers, each funded with its
+   * Opens the float and the customers, each funded with its
    * opening balance, in one transaction; does nothing (and answers false) when any account
    * exists already, so a restart never funds the books twice.
    */
@@ -132,7 +132,6 @@ export class SandboxLedger {
       if (existing !== undefined) return false;
       const { currency } = accounts;
       await this.#open(context, accounts.float.accountId, 'float', currency, 'active', accounts.float.balance);
-      await this.#open(context, outgoingSettlementAccountId(currency), 'outgoing-settlement', currency, 'active', '0');
       for (const customer of accounts.customers) {
         await this.#open(context, customer.accountId, 'customer', currency, customer.status, customer.balance);
         await insertCustomer(context.trx, customer);

@@ -40,11 +40,3 @@ export interface SandboxCustomerSeed extends SandboxCustomerProfile {
 export interface SandboxCustomer extends SandboxCustomerProfile {
   readonly currency: string;
 }
-
-/**
- * The outgoing-settlement account of a currency: it receives customer debits for outgoing
- * payments. It is opened with the books, so its id is derived rather than configured.
- */
-export function outgoingSettlementAccountId(currency: string): string {
-  return `outgoing-settlement-${currency.toLowerCase()}`;
-}

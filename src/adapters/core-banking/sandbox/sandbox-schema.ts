@@ -6,6 +6,10 @@ import type { Kysely } from 'kysely';
  * TEXT reads back identically on SQLite and PostgreSQL. Timestamps are ISO 8601 UTC strings.
  */
 
+/**
+ * `outgoing-settlement` is only read: books opened before the one account model have one (it
+ * received customer debits then); customer debits and refunds now both use the float.
+ */
 export type AccountKind = 'customer' | 'float' | 'outgoing-settlement';
 
 export interface AccountsTable {
