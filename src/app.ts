@@ -126,6 +126,8 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const incomingServer = buildIncomingServer(incoming, health, {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
+    limits: config.serverLimits,
+    requestTimeoutMs: config.incomingRequestTimeoutMs,
     name: 'incoming',
     ...(incomingTls === undefined ? {} : { tls: incomingTls }),
   });
@@ -159,6 +161,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const outgoingServer = buildOutgoingServer(outgoing, health, {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
+    limits: config.serverLimits,
     name: 'outgoing',
     ...(outgoingTls === undefined ? {} : { tls: outgoingTls }),
     channelApiKey: config.outgoing.channelApiKey,

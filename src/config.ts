@@ -41,6 +41,14 @@ export interface Config {
   readonly sandboxAccountsFile: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly bodyLimitBytes: number;
+  /** Connection and request limits of both servers (http/server-common.ts). */
+  readonly serverLimits: {
+    readonly maxConnections: number;
+    readonly maxRequestsPerSocket: number;
+    readonly receiveTimeoutMs: number;
+  };
+  /** How long the incoming server keeps a silent connection (its handlers' limit too): the switch connector gives up at 65 s. */
+  readonly incomingRequestTimeoutMs: number;
   readonly iso: {
     /** Payer keys every iso20022 quote must carry. */
     readonly requiredPayerKeys: readonly string[];
@@ -167,6 +175,12 @@ export function loadConfig(env: Env): Config {
     sandboxAccountsFile: read.optional('SANDBOX_ACCOUNTS_FILE'),
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65_536, 1024, 10_485_760),
+    serverLimits: {
+      maxConnections: read.integer('MAX_CONNECTIONS', 1024, 1, 1_000_000),
+      maxRequestsPerSocket: read.integer('MAX_REQUESTS_PER_SOCKET', 1000, 1, 1_000_000),
+      receiveTimeoutMs: read.integer('REQUEST_RECEIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
+    },
+    incomingRequestTimeoutMs: read.integer('INCOMING_REQUEST_TIMEOUT_MS', 65_000, 5000, 600_000),
     iso: {
       requiredPayerKeys: read.list('ISO_REQUIRED_PAYER_KEYS', ['CdtTrfTxInf.Dbtr.Nm']),
       anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),

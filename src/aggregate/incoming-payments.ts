@@ -1,6 +1,6 @@
 import { ConnectorError, assert, storedError } from '../domain/errors.js';
 import { backendTransferState, statesLeadingTo } from '../domain/inbound-transfer.js';
-import type { PartyId, PartyIdType } from '../domain/identifiers.js';
+import { identifierFormatProblem, isPartyIdType, type PartyId, type PartyIdType } from '../domain/identifiers.js';
 import { fitExtensionList, partyExtensionList, type ApiType } from '../domain/iso20022.js';
 import { requestHash } from '../domain/request-hash.js';
 import type { Clock } from '../ports/clock.js';
@@ -86,6 +86,7 @@ export class IncomingPayments {
   async quote(body: QuoteRequestBody): Promise<QuoteResponseBody> {
     const { settings } = this.deps;
     this.checkIdType(body.to.idType);
+    checkPayerId(body.from);
     this.checkCurrency(body.currency);
     const hash = requestHash(body);
     const existing = await this.deps.store.findQuote(body.quoteId);
@@ -141,6 +142,7 @@ export class IncomingPayments {
 
     const { settings } = this.deps;
     this.checkIdType(body.to.idType);
+    checkPayerId(body.from);
     this.checkCurrency(body.currency);
     const quote = await this.deps.store.findQuote(body.quote.quoteId);
     if (quote === undefined) throw new ConnectorError('QuoteNotFound', `quote ${body.quote.quoteId} is unknown`);
@@ -258,6 +260,8 @@ export class IncomingPayments {
 
   private async lookupPayee(ref: Pick<PartyRef, 'idType' | 'idValue' | 'idSubValue'>): Promise<PartyDetails> {
     const idType = this.checkIdType(ref.idType);
+    const problem = identifierFormatProblem(idType, ref.idValue);
+    if (problem !== null) throw new ConnectorError('ValidationFailed', `the payee's ${idType} ${problem}`);
     const id: PartyId = { idType, idValue: ref.idValue, ...(ref.idSubValue === undefined ? {} : { idSubValue: ref.idSubValue }) };
     return this.deps.coreBanking.lookupParty(id);
   }
@@ -282,4 +286,11 @@ function answerRetry(quote: QuoteRecord, hash: string): QuoteResponseBody {
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+/** The payer's identifier must be of a known type and in that type's format, like the payee's. */
+function checkPayerId(from: { readonly idType: string; readonly idValue: string }): void {
+  if (!isPartyIdType(from.idType)) throw new ConnectorError('ValidationFailed', `from.idType ${from.idType.slice(0, 32)} is not an identifier type`);
+  const problem = identifierFormatProblem(from.idType, from.idValue);
+  if (problem !== null) throw new ConnectorError('ValidationFailed', `from.idValue (${from.idType}) ${problem}`);
 }

@@ -8,7 +8,10 @@ export type ErrorCategory =
   | 'invalid' // the request itself is wrong: 400
   | 'unauthorized' // missing or wrong credentials: 401
   | 'not-found' // an id we do not know: 404
+  | 'client-timeout' // the client did not send its whole request in time: 408
   | 'conflict' // the id is known but the request contradicts what was recorded: 409
+  | 'too-large' // the body is over the size limit: 413
+  | 'headers-too-large' // the request line and headers are over the size limit: 431
   | 'rejected' // a business decision: 422
   | 'internal' // a programmer error or broken invariant: 500
   | 'unavailable' // a dependency is down; the same request may succeed later: 503
@@ -19,6 +22,10 @@ export const ERROR_CATALOGUE = {
   ValidationFailed: { code: '3100', category: 'invalid', text: 'Generic validation error' },
   MissingElement: { code: '3102', category: 'invalid', text: 'Missing mandatory element' },
   UnknownRoute: { code: '3002', category: 'not-found', text: 'Unknown URI' },
+  TooLargePayload: { code: '3104', category: 'too-large', text: 'Too large payload' },
+  HeadersTooLarge: { code: '3104', category: 'headers-too-large', text: 'Request headers too large' },
+  ClientTimeout: { code: '3000', category: 'client-timeout', text: 'Request not received in time' },
+  ShuttingDown: { code: '2003', category: 'unavailable', text: 'Service shutting down; retry on another instance' },
   UnsupportedIdType: { code: '3100', category: 'rejected', text: 'Unsupported identifier type' },
   UnsupportedCurrency: { code: '5106', category: 'rejected', text: 'Unsupported currency' },
   ModifiedRequest: { code: '3106', category: 'conflict', text: 'Modified request' },

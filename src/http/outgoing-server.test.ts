@@ -26,21 +26,37 @@ describe('outgoing server time limits', () => {
     expect(outgoingRequestTimeoutMs(600_000)).toBe(1_230_000);
   });
 
-  it('are set on the server from SDK_TRANSFER_TIMEOUT_MS', async () => {
+  it('are set on the server from SDK_TRANSFER_TIMEOUT_MS: a silent connection is kept while a handler may wait', async () => {
     const server = serverWith(600_000);
     try {
       expect(server.initialConfig.connectionTimeout).toBe(1_230_000);
-      expect(server.server.requestTimeout).toBe(1_230_000);
+      // Receiving the request itself is bounded apart, like the switch connector's 65 s.
+      expect(server.server.requestTimeout).toBe(65_000);
+      expect(server.server.headersTimeout).toBe(65_000);
     } finally {
       await server.close();
     }
   });
 
-  it('default to 120 s for a server that sets none (the incoming server)', async () => {
+  it('default to 120 s of silence, 65 s to receive a request, 1024 connections and 1000 requests per connection', async () => {
     const server = createServer({ logger: silent, bodyLimitBytes: 65_536, name: 'incoming' });
     try {
       expect(server.initialConfig.connectionTimeout).toBe(120_000);
-      expect(server.server.requestTimeout).toBe(120_000);
+      expect(server.server.requestTimeout).toBe(65_000);
+      expect(server.server.headersTimeout).toBe(65_000);
+      expect(server.server.maxConnections).toBe(1024);
+      expect(server.server.maxRequestsPerSocket).toBe(1000);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('take the limits given', async () => {
+    const limits = { maxConnections: 7, maxRequestsPerSocket: 3, receiveTimeoutMs: 2000, checkIntervalMs: 250 };
+    const server = createServer({ logger: silent, bodyLimitBytes: 65_536, name: 'incoming', requestTimeoutMs: 65_000, limits });
+    try {
+      expect(server.initialConfig.connectionTimeout).toBe(65_000);
+      expect([server.server.requestTimeout, server.server.headersTimeout, server.server.maxConnections, server.server.maxRequestsPerSocket]).toEqual([2000, 2000, 7, 3]);
     } finally {
       await server.close();
     }

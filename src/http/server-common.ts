@@ -1,7 +1,11 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { ConnectorError } from '../domain/errors.js';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ConnectorError, type ErrorName } from '../domain/errors.js';
+import { textProblem } from '../domain/text.js';
 import type { Logger } from '../ports/logger.js';
 import { mapError } from './error-mapping.js';
+import { parseJsonBody } from './json-body.js';
 
 export interface ServerOptions {
   readonly logger: Logger;
@@ -11,13 +15,32 @@ export interface ServerOptions {
   /** Answer institution errors with the catalogue text only (the switch-facing server). */
   readonly hideInstitutionDetail?: boolean;
   /**
-   * Fastify's connectionTimeout (socket inactivity, which lasts while a handler waits) and
-   * requestTimeout; default 120 s. Must exceed the longest a handler can wait on the switch.
+   * How long a connection may stay silent, which lasts while a handler waits (Fastify's
+   * connectionTimeout); default 120 s. Must exceed the longest a handler can wait.
    */
   readonly requestTimeoutMs?: number;
+  /** Connection and request limits; see ServerLimits for the defaults. */
+  readonly limits?: Partial<ServerLimits>;
   /** Serve HTTPS with this certificate and key; with `ca`, clients must present a certificate it signed (mutual TLS). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer | undefined };
 }
+
+/** What one server lets its clients do; the settings are in config.ts. */
+export interface ServerLimits {
+  /** Open connections at once; a connection over the cap is closed at once. */
+  readonly maxConnections: number;
+  /** Requests one keep-alive connection may carry before the server closes it. */
+  readonly maxRequestsPerSocket: number;
+  /** Time allowed to receive a request's headers, and the whole request (408 after). */
+  readonly receiveTimeoutMs: number;
+  /** How often Node checks connections against receiveTimeoutMs (so a 408 may come this much later). */
+  readonly checkIntervalMs: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = { maxConnections: 1024, maxRequestsPerSocket: 1000, receiveTimeoutMs: 65_000, checkIntervalMs: 5000 };
+
+/** Path parameters up to this many characters are routed (ids are up to 128, percent-encoded up to 3 bytes each). */
+export const MAX_PARAM_LENGTH = 512;
 
 function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; key: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean; minVersion: 'TLSv1.2' } {
   if (tls.ca === undefined) return { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' };
@@ -28,21 +51,66 @@ function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; k
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 /**
- * A Fastify instance with the connector's conventions: JSON bodies validated without type
- * coercion, defaults or stripping of unknown fields; every error answered as
- * {statusCode, message}; one log line per request with ids but no payload.
+ * A Fastify instance with the connector's conventions: JSON bodies parsed by parseJsonBody and
+ * validated without type coercion, defaults or stripping of unknown fields; every error,
+ * framework and socket errors included, answered as {statusCode, message}; one log line per
+ * request with ids but no payload.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const receiveTimeoutMs = options.limits?.receiveTimeoutMs ?? DEFAULT_LIMITS.receiveTimeoutMs;
+  // Checked often enough that a 408 comes at most a quarter of the limit late (5 s at most).
+  const checkIntervalMs = Math.min(DEFAULT_LIMITS.checkIntervalMs, Math.max(100, Math.floor(receiveTimeoutMs / 4)));
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, checkIntervalMs, ...options.limits };
+  // Node's own limits on receiving a request (headersTimeout may not exceed requestTimeout).
+  const nodeServerOptions = { headersTimeout: limits.receiveTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs };
   const server = Fastify({
-    ...(options.tls === undefined ? {} : { https: httpsOptions(options.tls) }),
+    ...(options.tls === undefined ? { http: nodeServerOptions } : { https: { ...httpsOptions(options.tls), ...nodeServerOptions } }),
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     connectionTimeout: requestTimeoutMs,
-    requestTimeout: requestTimeoutMs,
+    requestTimeout: limits.receiveTimeoutMs,
     keepAliveTimeout: 65_000,
-    return503OnClosing: true,
+    maxRequestsPerSocket: limits.maxRequestsPerSocket,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Answered by our own hook below, in the error contract.
+    return503OnClosing: false,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const converted =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new ConnectorError('ValidationFailed', `a path segment is longer than ${MAX_PARAM_LENGTH} characters`)
+          : new ConnectorError('MalformedSyntax', error.code === 'FST_ERR_BAD_URL' ? 'the URL is not validly percent-encoded' : error.message);
+      const mapped = mapError(converted);
+      void reply.status(mapped.status).send(mapped.body);
+    },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
+  });
+  server.server.maxConnections = limits.maxConnections;
+
+  server.removeContentTypeParser('application/json');
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  let closing = false;
+  server.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  server.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.header('connection', 'close');
+    done(new ConnectorError('ShuttingDown'));
+  });
+  // Path and query text follows the same rules as body text (parseJsonBody).
+  server.addHook('preValidation', (request, _reply, done) => {
+    const problem = findParameterProblem(request.params, 'path parameter') ?? findParameterProblem(request.query, 'query parameter');
+    done(problem === undefined ? undefined : new ConnectorError('ValidationFailed', problem));
   });
 
   trackHandlers(server);
@@ -132,7 +200,7 @@ function convertFastifyError(error: FastifyError): unknown {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ConnectorError('MalformedSyntax', error.message);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ConnectorError('ValidationFailed', 'request body too large');
+      return new ConnectorError('TooLargePayload', 'the request body is over the size limit');
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return new ConnectorError('MalformedSyntax', error.message);
@@ -156,4 +224,41 @@ function idsOf(request: FastifyRequest): Record<string, string> {
     }
   }
   return ids;
+}
+
+/** The first path or query value breaking the text rules, as a message; undefined when clean. */
+function findParameterProblem(values: unknown, kind: string): string | undefined {
+  if (typeof values !== 'object' || values === null) return undefined;
+  for (const [name, value] of Object.entries(values)) {
+    for (const text of Array.isArray(value) ? value : [value]) {
+      const problem = typeof text === 'string' ? textProblem(text) : undefined;
+      if (problem !== undefined) return `${kind} ${name.replace(/[\p{Cc}\p{Cs}]/gu, '?').slice(0, 40)} ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (a request line or headers
+ * that are not HTTP, headers over the size limit, a client too slow to send its request):
+ * answered in the error contract on the raw socket, which is then closed.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [name, detail]: [ErrorName, string] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? ['ClientTimeout', 'the request was not received in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? ['HeadersTooLarge', 'the request line and headers are over the size limit']
+        : ['MalformedSyntax', `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`];
+  const mapped = mapError(new ConnectorError(name, detail));
+  const body = JSON.stringify(mapped.body);
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const head = `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  // Closed once the answer is flushed, or after a second if the client does not read it.
+  socket.end(head + body, () => socket.destroy());
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
