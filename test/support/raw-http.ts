@@ -38,6 +38,10 @@ export function rawRequest(url: string, request: string | Buffer, timeoutMs = 15
     };
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
+      // An interim answer (100 Continue) is followed by the real one: skip it.
+      while (/^HTTP\/1\.1 1\d\d /.test(received.subarray(0, 13).toString('latin1')) && received.indexOf('\r\n\r\n') >= 0) {
+        received = received.subarray(received.indexOf('\r\n\r\n') + 4);
+      }
       const answer = parsed();
       const length = answer?.headers['content-length'];
       if (answer !== undefined && length !== undefined && Buffer.byteLength(answer.text) >= Number(length)) settle(() => resolve(answer));
