@@ -61,6 +61,13 @@ export const ERROR_CATALOGUE = {
   UnsupportedTransactionType: { code: '5102', category: 'rejected', text: 'Unsupported transaction type' },
   PayeeLimitExceeded: { code: '5200', category: 'rejected', text: 'Payee limit exceeded' },
   PayeePermissionDenied: { code: '5300', category: 'rejected', text: 'Payee not permitted' },
+  // FX provider mode (src/fxp/).
+  FxPairNotSupported: { code: '5106', category: 'rejected', text: 'Currency pair not supported' },
+  FxAmountOutOfLimits: { code: '5200', category: 'rejected', text: 'Amount outside the conversion limits' },
+  FxRatesStale: { code: '5100', category: 'rejected', text: 'Exchange rates unavailable' },
+  FxInsufficientLiquidity: { code: '5001', category: 'rejected', text: 'FXP insufficient liquidity' },
+  FxQuoteNotFound: { code: '3205', category: 'not-found', text: 'Conversion quote not found' },
+  FxConversionNotFound: { code: '3208', category: 'not-found', text: 'Conversion not found' },
   Unauthorized: { code: '3000', category: 'unauthorized', text: 'Unauthorized' },
   SdkClientError: { code: '2001', category: 'unavailable', text: 'Switch connector request failed' },
   SdkTimeout: { code: '2004', category: 'timeout', text: 'Switch connector timed out' },
