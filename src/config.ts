@@ -19,6 +19,16 @@ export interface StoreConfig {
   readonly poolMax: number;
 }
 
+/** FX provider mode (CONNECTOR_MODE=fxp), src/fxp/. */
+export interface FxConfig {
+  readonly exchangeAdapter: 'sandbox';
+  /** JSON file of the sandbox exchange's liquidity and pairs; the demo exchange when unset. */
+  readonly sandboxFile: string | undefined;
+  readonly quoteExpiryMs: number;
+  readonly rateRefreshMs: number;
+  readonly rateMaxAgeMs: number;
+}
+
 export interface Config {
   readonly supportedIdType: PartyIdType;
   readonly currency: string;
@@ -72,6 +82,9 @@ export interface Config {
   /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
   readonly faults: FaultSettings | undefined;
   readonly outgoing: OutgoingConfig;
+  /** dfsp: a bank or wallet's connector (payee and payer sides); fxp: a foreign exchange provider's. */
+  readonly mode: 'dfsp' | 'fxp';
+  readonly fx: FxConfig;
 }
 
 /** Settings of the outgoing-payments server (port 3004). */
@@ -198,6 +211,14 @@ export function loadConfig(env: Env): Config {
     },
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
+    mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
+    fx: {
+      exchangeAdapter: read.oneOf('FX_EXCHANGE_ADAPTER', ['sandbox'] as const, 'sandbox'),
+      sandboxFile: read.optional('FX_SANDBOX_FILE'),
+      quoteExpiryMs: read.integer('FX_QUOTE_EXPIRY_SECONDS', 60, 1, 86_400) * 1000,
+      rateRefreshMs: read.integer('FX_RATE_REFRESH_MS', 30_000, 100, 3_600_000),
+      rateMaxAgeMs: read.integer('FX_RATE_MAX_AGE_MS', 120_000, 100, 86_400_000),
+    },
   };
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');

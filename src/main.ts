@@ -3,6 +3,7 @@ import { config as loadDotenv } from 'dotenv';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { buildFxpApp } from './fxp/fxp-app.js';
 
 /**
  * Entry point: read the settings (environment, then an optional .env file), build the
@@ -20,8 +21,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: 'core-connector' } });
-  const app = await buildApp(config, logger);
+  const logger = pino({ level: config.logLevel, base: { service: 'core-connector', mode: config.mode } });
+  // One product, two modes: a bank or wallet (dfsp, src/), or a foreign exchange provider (fxp, src/fxp/).
+  const app = config.mode === 'fxp' ? await buildFxpApp(config, logger) : await buildApp(config, logger);
   await app.start();
 
   let stopping = false;

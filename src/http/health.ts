@@ -6,6 +6,8 @@ export interface HealthCheck {
   /** Each named check resolves when the dependency answers. */
   readonly checks: Readonly<Record<string, () => Promise<void>>>;
   readonly timeoutMs: number;
+  /** Extra facts for the healthy answer (FX mode: the rate table's age). */
+  readonly details?: () => Record<string, unknown>;
 }
 
 /** What one check found: ok, or why not (an institution's cause when it said one). */
@@ -20,7 +22,7 @@ export function registerHealth(server: FastifyInstance, health: HealthCheck): vo
   server.get('/health', async (_request, reply) => {
     const checks = await runChecks(health);
     const failing = Object.entries(checks).filter(([, result]) => result !== 'ok');
-    if (failing.length === 0) return reply.status(200).send({ status: 'ok', checks });
+    if (failing.length === 0) return reply.status(200).send({ status: 'ok', checks, ...health.details?.() });
     const message = `unhealthy: ${failing.map(([name, result]) => `${name} ${result}`).join(', ')}`;
     return reply.status(503).send({ statusCode: ERROR_CATALOGUE.InstitutionUnavailable.code, message: message.slice(0, 128) });
   });

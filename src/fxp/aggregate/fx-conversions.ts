@@ -1,0 +1,327 @@
+import { ConnectorError, isConnectorError } from '../../domain/errors.js';
+import { compareDecimal, sameMoney, type Money } from '../../domain/money.js';
+import { requestHash } from '../../domain/request-hash.js';
+import { isDecline } from '../../aggregate/inbound-settlement.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { KeyedSerializer } from '../../shared/keyed-serializer.js';
+import { ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
+import { readFxNotification } from '../domain/fx-notification.js';
+import type { Exchange } from '../ports/exchange.js';
+import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
+import type { RateSource } from './rate-source.js';
+
+/** POST /fxQuotes as the switch connector sends it (backend API v2.1, FxQuotesPostBackendRequest). */
+export interface FxQuoteRequest {
+  readonly conversionRequestId: string;
+  readonly conversionTerms: {
+    readonly conversionId: string;
+    readonly amountType: 'SEND' | 'RECEIVE';
+    readonly sourceAmount: { readonly currency: string; readonly amount?: string };
+    readonly targetAmount: { readonly currency: string; readonly amount?: string };
+    readonly expiration?: string;
+    readonly [key: string]: unknown;
+  };
+}
+
+/** POST /fxTransfers (FxTransfersPostBackendRequest); unknown fields are accepted. */
+export interface FxTransferRequest {
+  readonly commitRequestId: string;
+  readonly sourceAmount: Money;
+  readonly targetAmount: Money;
+  readonly expiration?: string;
+  readonly [key: string]: unknown;
+}
+
+export interface FxConversionSettings {
+  /** A quote's terms hold this long (FX_QUOTE_EXPIRY_SECONDS), never past the request's own expiration. */
+  readonly quoteExpiryMs: number;
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly attentionAfterAttempts: number;
+  /** An intent (RESERVING, COMMITTING, RELEASING) untouched this long is the recovery worker's. */
+  readonly intentStaleAfterMs: number;
+}
+
+export interface FxDeps {
+  readonly store: FxStore;
+  readonly exchange: Exchange;
+  readonly rates: RateSource;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly settings: FxConversionSettings;
+}
+
+/**
+ * The FX provider's use cases: quote a conversion (locking the rate), reserve target liquidity
+ * for it, and commit or release it on the hub's word. Each is idempotent on the switch's id and
+ * backed by a stored record: a retry answers the first answer; the same id with another body
+ * is ModifiedRequest (3106).
+ */
+export class FxConversions {
+  readonly #serial = new KeyedSerializer();
+
+  constructor(private readonly deps: FxDeps) {}
+
+  async quote(body: FxQuoteRequest): Promise<unknown> {
+    const { store, clock } = this.deps;
+    const hash = requestHash(body);
+    const existing = await store.findQuoteByRequest(body.conversionRequestId);
+    if (existing !== undefined) return answerRepeat(existing.requestHash, hash, existing.answer);
+    const terms = body.conversionTerms;
+    const sameConversion = await store.findQuote(terms.conversionId);
+    if (sameConversion !== undefined) throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+
+    const now = clock.now();
+    const requestExpiry = terms.expiration === undefined ? undefined : Date.parse(terms.expiration);
+    if (requestExpiry !== undefined && requestExpiry <= now.getTime()) throw new ConnectorError('QuoteExpired', 'the request expired before it was quoted');
+    const pricing = this.deps.rates.pricing(terms.sourceAmount.currency, terms.targetAmount.currency);
+    const conversion = convertOrRefuse(terms, pricing);
+    if (compareDecimal(conversion.source.amount, pricing.minSource) < 0 || compareDecimal(conversion.source.amount, pricing.maxSource) > 0) {
+      throw new ConnectorError('FxAmountOutOfLimits', `${conversion.source.amount} ${conversion.source.currency} is outside ${pricing.minSource}-${pricing.maxSource}`);
+    }
+    const expiry = Math.min(now.getTime() + this.deps.settings.quoteExpiryMs, requestExpiry ?? Number.POSITIVE_INFINITY);
+    const expiration = new Date(expiry).toISOString();
+    const answer = {
+      homeTransactionId: terms.conversionId,
+      conversionTerms: {
+        ...terms,
+        sourceAmount: conversion.source,
+        targetAmount: conversion.target,
+        expiration,
+        charges: [{ chargeType: 'CONVERSION_FEE', sourceAmount: conversion.charges.source, targetAmount: conversion.charges.target }],
+      },
+    };
+    const stored = JSON.stringify(answer);
+    const inserted = await store.insertQuote({
+      conversionId: terms.conversionId,
+      conversionRequestId: body.conversionRequestId,
+      requestHash: hash,
+      amountType: terms.amountType,
+      sourceCurrency: conversion.source.currency,
+      sourceAmount: conversion.source.amount,
+      targetCurrency: conversion.target.currency,
+      targetAmount: conversion.target.amount,
+      rate: conversion.rate,
+      expiration,
+      answer: stored,
+    });
+    if (!inserted) {
+      // A duplicate raced us: answer what it stored, if it is the same request.
+      const raced = await store.findQuoteByRequest(body.conversionRequestId);
+      if (raced === undefined) throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+      return answerRepeat(raced.requestHash, hash, raced.answer);
+    }
+    this.deps.logger.info({ conversionId: terms.conversionId, amountType: terms.amountType, rate: conversion.rate }, 'conversion quoted');
+    return answer;
+  }
+
+  async transfer(body: FxTransferRequest): Promise<{ conversionState: 'RESERVED' | 'COMMITTED'; homeTransactionId: string }> {
+    const id = body.commitRequestId;
+    return this.#serial.run(id, async () => {
+      const hash = requestHash(body);
+      const existing = await this.deps.store.findConversion(id);
+      if (existing !== undefined) {
+        if (existing.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
+        return this.#resumeTransfer(existing);
+      }
+      const quote = await this.deps.store.findQuote(id);
+      if (quote === undefined) throw new ConnectorError('FxQuoteNotFound', `no conversion quote with conversionId ${id}`);
+      const now = this.deps.clock.now();
+      if (Date.parse(quote.expiration) <= now.getTime()) throw new ConnectorError('QuoteExpired', `the conversion quote expired at ${quote.expiration}`);
+      const quotedSource = { amount: quote.sourceAmount, currency: quote.sourceCurrency };
+      const quotedTarget = { amount: quote.targetAmount, currency: quote.targetCurrency };
+      if (!sameMoney(body.sourceAmount, quotedSource)) throw new ConnectorError('InvalidQuote', `sourceAmount ${body.sourceAmount.amount} ${body.sourceAmount.currency} differs from the quote's ${quote.sourceAmount} ${quote.sourceCurrency}`);
+      if (!sameMoney(body.targetAmount, quotedTarget)) throw new ConnectorError('InvalidQuote', `targetAmount ${body.targetAmount.amount} ${body.targetAmount.currency} differs from the quote's ${quote.targetAmount} ${quote.targetCurrency}`);
+      const requested = body.expiration === undefined ? Number.NaN : Date.parse(body.expiration);
+      const expiration = Number.isNaN(requested) ? quote.expiration : new Date(Math.max(requested, Date.parse(quote.expiration))).toISOString();
+      const inserted = await this.deps.store.insertConversion({
+        commitRequestId: id,
+        requestHash: hash,
+        sourceCurrency: quote.sourceCurrency,
+        sourceAmount: quote.sourceAmount,
+        targetCurrency: quote.targetCurrency,
+        targetAmount: quote.targetAmount,
+        expiration,
+        nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs),
+      });
+      const conversion = inserted ? await this.deps.store.findConversion(id) : await this.deps.store.findConversion(id);
+      if (conversion === undefined) throw new ConnectorError('Internal', `conversion ${id} vanished`);
+      if (!inserted && conversion.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
+      return this.#resumeTransfer(conversion);
+    });
+  }
+
+  /** A stored conversion answered as the first answer was, finishing a reservation cut off before. */
+  async #resumeTransfer(conversion: ConversionRecord): Promise<{ conversionState: 'RESERVED' | 'COMMITTED'; homeTransactionId: string }> {
+    const homeTransactionId = conversion.commitRequestId;
+    switch (conversion.state) {
+      case 'RESERVING':
+        await this.reserve(conversion);
+        return { conversionState: 'RESERVED', homeTransactionId };
+      case 'RESERVED':
+      case 'COMMITTING':
+        return { conversionState: 'RESERVED', homeTransactionId };
+      case 'COMMITTED':
+        return { conversionState: 'COMMITTED', homeTransactionId };
+      case 'RELEASING':
+      case 'ABORTED':
+        throw new ConnectorError('TransferStateConflict', `conversion ${homeTransactionId} was aborted`);
+      case 'FAILED':
+        throw storedRefusal(conversion);
+    }
+  }
+
+  /** RESERVING -> RESERVED: holds the target at the exchange. A refusal ends it FAILED; an outage leaves the intent. */
+  async reserve(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    try {
+      await this.deps.exchange.reserve(id, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
+    } catch (error) {
+      if (isDecline(error)) {
+        await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
+        throw error;
+      }
+      await this.#recordFailure(conversion, error);
+      throw error;
+    }
+    const moved = await this.deps.store.transition(id, ['RESERVING'], 'RESERVED', { lastError: null });
+    if (moved === undefined) {
+      const now = await this.deps.store.findConversion(id);
+      if (now?.state !== 'RESERVED' && now?.state !== 'COMMITTING' && now?.state !== 'COMMITTED') throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${now?.state ?? 'gone'}`);
+    }
+    this.deps.logger.info({ commitRequestId: id }, 'conversion reserved');
+  }
+
+  /** PUT or PATCH /fxTransfers/{commitRequestId}: the hub's word moves money, once. */
+  async notify(id: string, body: Record<string, unknown>, method: 'PUT' | 'PATCH'): Promise<void> {
+    const word = readFxNotification(body, method);
+    await this.#serial.run(id, async () => {
+      const conversion = await this.deps.store.findConversion(id);
+      if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
+      if (word.kind === 'doubtful') {
+        this.deps.logger.error({ commitRequestId: id, state: conversion.state, why: word.why }, 'conversion notification not applied');
+        await this.deps.store.note(id, conversion.state, { needsAttention: true, lastError: `notification not applied: ${word.why}` });
+        throw new ConnectorError('DoubtfulNotification', word.why);
+      }
+      if (word.kind === 'commit') return this.#commit(conversion);
+      return this.#abort(conversion);
+    });
+  }
+
+  async #commit(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    switch (conversion.state) {
+      case 'COMMITTED':
+        return;
+      case 'RESERVED':
+      case 'COMMITTING': {
+        const intent = conversion.state === 'COMMITTING' ? conversion : await this.deps.store.transition(id, ['RESERVED'], 'COMMITTING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+        if (intent === undefined) return this.#commit(await this.#reread(id));
+        return this.finishCommit(intent);
+      }
+      default:
+        throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${conversion.state}: it cannot be committed`);
+    }
+  }
+
+  async #abort(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    switch (conversion.state) {
+      case 'ABORTED':
+      case 'FAILED':
+        return;
+      case 'RESERVED':
+      case 'RESERVING':
+      case 'RELEASING': {
+        const intent = conversion.state === 'RELEASING' ? conversion : await this.deps.store.transition(id, ['RESERVED', 'RESERVING'], 'RELEASING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+        if (intent === undefined) return this.#abort(await this.#reread(id));
+        return this.finishRelease(intent);
+      }
+      default:
+        throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${conversion.state}: it cannot be aborted`);
+    }
+  }
+
+  /** COMMITTING -> COMMITTED: source credited, held target paid out. */
+  async finishCommit(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    try {
+      await this.deps.exchange.commit(id, { amount: conversion.sourceAmount, currency: conversion.sourceCurrency }, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
+    } catch (error) {
+      await this.#recordFailure(conversion, error);
+      throw error;
+    }
+    await this.deps.store.transition(id, ['COMMITTING'], 'COMMITTED', { lastError: null, needsAttention: false });
+    this.deps.logger.info({ commitRequestId: id }, 'conversion committed');
+  }
+
+  /** RELEASING -> ABORTED: the held target is available again. */
+  async finishRelease(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    try {
+      await this.deps.exchange.release(id);
+    } catch (error) {
+      await this.#recordFailure(conversion, error);
+      throw error;
+    }
+    await this.deps.store.transition(id, ['RELEASING'], 'ABORTED', { lastError: null, needsAttention: false });
+    this.deps.logger.info({ commitRequestId: id }, 'conversion released');
+  }
+
+  /** Runs `work` on a conversion in turn with requests on the same id (this process). */
+  serially<T>(id: string, work: () => Promise<T>): Promise<T> {
+    return this.#serial.run(id, work);
+  }
+
+  async #reread(id: string): Promise<ConversionRecord> {
+    const conversion = await this.deps.store.findConversion(id);
+    if (conversion === undefined) throw new ConnectorError('Internal', `conversion ${id} vanished`);
+    return conversion;
+  }
+
+  async #recordFailure(conversion: ConversionRecord, error: unknown): Promise<void> {
+    const { settings } = this.deps;
+    const attempts = conversion.attempts + 1;
+    const backoff = Math.min(settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), settings.maxBackoffMs);
+    const needsAttention = attempts >= settings.attentionAfterAttempts || conversion.needsAttention;
+    const message = error instanceof Error ? error.message : String(error);
+    await this.deps.store.note(conversion.commitRequestId, conversion.state as ConversionState, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError: message.slice(0, 500) });
+    this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
+  }
+
+  #later(ms: number): string {
+    return new Date(this.deps.clock.now().getTime() + ms).toISOString();
+  }
+}
+
+function convertOrRefuse(terms: FxQuoteRequest['conversionTerms'], pricing: Parameters<typeof convertSendAmount>[1]): Conversion {
+  try {
+    if (terms.amountType === 'SEND') {
+      if (terms.sourceAmount.amount === undefined) throw new ConnectorError('MissingElement', 'SEND needs conversionTerms.sourceAmount.amount');
+      return convertSendAmount({ amount: terms.sourceAmount.amount, currency: terms.sourceAmount.currency }, pricing);
+    }
+    if (terms.targetAmount.amount === undefined) throw new ConnectorError('MissingElement', 'RECEIVE needs conversionTerms.targetAmount.amount');
+    return convertReceiveAmount({ amount: terms.targetAmount.amount, currency: terms.targetAmount.currency }, pricing);
+  } catch (error) {
+    if (error instanceof ConversionTooSmall) throw new ConnectorError('FxAmountOutOfLimits', error.message);
+    if (error instanceof RangeError) throw new ConnectorError('ValidationFailed', error.message);
+    throw error;
+  }
+}
+
+function answerRepeat(storedHash: string, hash: string, answer: string): unknown {
+  if (storedHash !== hash) throw new ConnectorError('ModifiedRequest', 'this conversionRequestId was quoted with another body');
+  return JSON.parse(answer) as unknown;
+}
+
+function storedRefusal(conversion: ConversionRecord): ConnectorError {
+  const name = conversion.errorName;
+  const detail = conversion.lastError ?? 'the conversion was refused';
+  if (name !== null && isKnown(name)) return new ConnectorError(name, detail.replace(/^[^:]*: /, ''));
+  return new ConnectorError('FxInsufficientLiquidity', detail);
+}
+
+function isKnown(name: string): name is 'FxInsufficientLiquidity' | 'FxPairNotSupported' | 'ModifiedRequest' | 'TransferStateConflict' {
+  return ['FxInsufficientLiquidity', 'FxPairNotSupported', 'ModifiedRequest', 'TransferStateConflict'].includes(name);
+}

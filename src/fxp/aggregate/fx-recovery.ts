@@ -1,0 +1,73 @@
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { FxStore } from '../store/fx-store.js';
+import type { FxConversions } from './fx-conversions.js';
+
+export interface FxRecoverySettings {
+  readonly batchSize: number;
+  readonly leaseMs: number;
+}
+
+/**
+ * Finishes what a request could not: a reservation, commit or release cut off by an outage or
+ * a crash is repeated (the exchange is idempotent on the reference). A RESERVING conversion
+ * past its expiration was never answered RESERVED, so the hub cannot commit it: its hold is
+ * released. A RESERVED conversion past its expiration is never released on that timer alone:
+ * once the hub has our RESERVED it may still commit, so it is flagged for an operator and kept
+ * until the switch connector's notification says COMMITTED or ABORTED.
+ */
+export class FxRecovery {
+  constructor(
+    private readonly store: FxStore,
+    private readonly conversions: FxConversions,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly settings: FxRecoverySettings,
+  ) {}
+
+  async runOnce(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
+    const due = await this.store.claimDue(this.settings.batchSize, this.settings.leaseMs);
+    let finished = 0;
+    let failed = 0;
+    let flagged = 0;
+    for (const claimed of due) {
+      const id = claimed.commitRequestId;
+      try {
+        const outcome = await this.conversions.serially(id, async () => {
+          const conversion = await this.store.findConversion(id);
+          if (conversion === undefined) return 'gone';
+          const expired = Date.parse(conversion.expiration) <= this.clock.now().getTime();
+          switch (conversion.state) {
+            case 'RESERVING':
+              if (!expired) {
+                await this.conversions.reserve(conversion);
+                return 'finished';
+              }
+              await this.store.transition(id, ['RESERVING'], 'RELEASING', { lastError: 'never answered RESERVED before expiration' });
+              await this.conversions.finishRelease({ ...conversion, state: 'RELEASING' });
+              return 'finished';
+            case 'COMMITTING':
+              await this.conversions.finishCommit(conversion);
+              return 'finished';
+            case 'RELEASING':
+              await this.conversions.finishRelease(conversion);
+              return 'finished';
+            case 'RESERVED':
+              if (!expired || conversion.needsAttention) return 'gone';
+              this.logger.error({ commitRequestId: id, expiration: conversion.expiration }, 'conversion reserved past its expiration without a notification: kept held; an operator must confirm the hub\'s outcome');
+              await this.store.note(id, 'RESERVED', { needsAttention: true, lastError: 'no commit or abort notification by the expiration; held until the hub\'s word arrives' });
+              return 'flagged';
+            default:
+              return 'gone';
+          }
+        });
+        if (outcome === 'finished') finished += 1;
+        if (outcome === 'flagged') flagged += 1;
+      } catch (error) {
+        failed += 1;
+        this.logger.warn({ commitRequestId: id, err: error }, 'conversion recovery attempt failed');
+      }
+    }
+    return { claimed: due.length, finished, failed, flagged };
+  }
+}

@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { openDatabase } from '../adapters/store/open-database.js';
+import type { SqlDatabase } from '../adapters/store/sql-database.js';
+import { RecoveryLoop } from '../aggregate/recovery.js';
+import type { HealthCheck } from '../http/health.js';
+import { handlersSettled } from '../http/server-common.js';
+import { isLoopbackHost, readTlsMaterial } from '../listen-security.js';
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import { FxConversions } from './aggregate/fx-conversions.js';
+import { FxRecovery } from './aggregate/fx-recovery.js';
+import { RateSource } from './aggregate/rate-source.js';
+import { demoExchange } from './adapters/sandbox-exchange/demo-exchange.js';
+import { parseExchangeConfig } from './adapters/sandbox-exchange/exchange-config.js';
+import { ExchangeLedger } from './adapters/sandbox-exchange/exchange-ledger.js';
+import { sandboxExchangeMigrations } from './adapters/sandbox-exchange/exchange-migrations.js';
+import { SandboxExchange } from './adapters/sandbox-exchange/sandbox-exchange.js';
+import { buildFxpServer } from './http/fxp-server.js';
+import type { Exchange } from './ports/exchange.js';
+import { FxStore, fxStoreMigrations } from './store/fx-store.js';
+
+export interface FxpOverrides {
+  readonly clock?: Clock;
+  readonly database?: SqlDatabase;
+  /** Wraps the exchange adapter, e.g. with fault injection in tests. */
+  readonly wrapExchange?: (exchange: Exchange) => Exchange;
+}
+
+export interface FxpApp {
+  readonly config: Config;
+  readonly database: SqlDatabase;
+  readonly exchange: Exchange;
+  /** The sandbox exchange's books (FX_EXCHANGE_ADAPTER=sandbox). */
+  readonly ledger: ExchangeLedger;
+  readonly store: FxStore;
+  readonly rates: RateSource;
+  readonly conversions: FxConversions;
+  readonly recovery: FxRecovery;
+  readonly server: FastifyInstance;
+  start(): Promise<{ url: string }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root of FX provider mode (CONNECTOR_MODE=fxp): the same store, error
+ * catalogue, HTTP layer, recovery loop and settings as the payee mode, with the exchange port in
+ * place of the core-banking port. It serves the FXP backend API on the incoming port.
+ */
+export async function buildFxpApp(config: Config, logger: Logger, overrides: FxpOverrides = {}): Promise<FxpApp> {
+  const clock = overrides.clock ?? systemClock;
+  const database = overrides.database ?? (await openDatabase(config.store, logger));
+  await database.migrate([...fxStoreMigrations, ...sandboxExchangeMigrations]);
+
+  const exchangeConfig = config.fx.sandboxFile === undefined ? demoExchange : parseExchangeConfig(await readFile(config.fx.sandboxFile, 'utf8'));
+  const ledger = new ExchangeLedger(database, () => clock.now());
+  const opened = await ledger.open(exchangeConfig);
+  logger.info({ opened, pairs: exchangeConfig.pairs.length }, 'sandbox exchange ready');
+  const sandbox = new SandboxExchange(ledger, exchangeConfig, () => clock.now());
+  const exchange: Exchange = overrides.wrapExchange === undefined ? sandbox : overrides.wrapExchange(sandbox);
+
+  const store = new FxStore(database, () => clock.now());
+  const rates = new RateSource(exchange, clock, { refreshMs: config.fx.rateRefreshMs, maxAgeMs: config.fx.rateMaxAgeMs }, logger);
+  const conversions = new FxConversions({
+    store,
+    exchange,
+    rates,
+    clock,
+    logger,
+    settings: {
+      quoteExpiryMs: config.fx.quoteExpiryMs,
+      baseBackoffMs: config.recovery.baseBackoffMs,
+      maxBackoffMs: config.recovery.maxBackoffMs,
+      attentionAfterAttempts: config.recovery.attentionAfterAttempts,
+      intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
+    },
+  });
+  const recovery = new FxRecovery(store, conversions, clock, logger, { batchSize: config.recovery.batchSize, leaseMs: config.recovery.leaseMs });
+  const loop = new RecoveryLoop(() => recovery.runOnce(), config.recovery.intervalMs, logger);
+
+  const health: HealthCheck = {
+    checks: {
+      store: () => database.health(),
+      exchange: () => exchange.health(),
+      rates: async () => {
+        if (rates.status().stale) throw new Error('rates stale');
+      },
+    },
+    timeoutMs: 2000,
+    details: () => ({ rates: rates.status() }),
+  };
+  const tls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
+  const server = buildFxpServer(conversions, health, {
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    limits: config.serverLimits,
+    requestTimeoutMs: config.incomingRequestTimeoutMs,
+    name: 'fxp',
+    ...(tls === undefined ? {} : { tls }),
+  });
+
+  return {
+    config,
+    database,
+    exchange,
+    ledger,
+    store,
+    rates,
+    conversions,
+    recovery,
+    server,
+    async start() {
+      if (!(await rates.refresh())) logger.error({ exchange: exchange.name }, 'no exchange rates at start-up: quotes are refused until a refresh succeeds');
+      rates.start();
+      const url = await server.listen({ host: config.listen.incoming.host, port: config.incomingPort });
+      loop.start();
+      if (!isLoopbackHost(config.listen.incoming.host) && config.listen.incoming.tls?.caFile === undefined) {
+        logger.warn({ host: config.listen.incoming.host }, 'FXP server is reachable from other machines without mutual TLS; keep it on a private link to the switch connector or set INCOMING_TLS_CA_FILE');
+      }
+      logger.info({ url, exchange: exchange.name, store: database.dialect, rates: rates.status() }, 'FX provider connector started');
+      return { url };
+    },
+    async stop() {
+      rates.stop();
+      await loop.stop();
+      await server.close();
+      await handlersSettled(server);
+      await exchange.close?.();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,328 @@
+import type { Kysely } from 'kysely';
+import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
+
+/**
+ * The FX provider's durable records: conversion quotes (with the rate they locked) and
+ * conversions (fxTransfers) with their state. Every change of a conversion's state is a
+ * compare-and-set on the state it came from, so replicas and the recovery worker cannot both
+ * take the same step.
+ */
+
+export const fxStoreMigrations: readonly Migration[] = [
+  {
+    id: 'fx-001-quotes-conversions',
+    async up(db) {
+      await db.schema
+        .createTable('fx_quotes')
+        .addColumn('conversion_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('conversion_request_id', 'varchar(64)', (c) => c.notNull().unique())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('amount_type', 'varchar(8)', (c) => c.notNull())
+        .addColumn('source_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('source_amount', 'varchar(32)', (c) => c.notNull())
+        .addColumn('target_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('target_amount', 'varchar(32)', (c) => c.notNull())
+        .addColumn('rate', 'varchar(40)', (c) => c.notNull())
+        .addColumn('expiration', 'varchar(30)', (c) => c.notNull())
+        .addColumn('answer', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('fx_conversions')
+        .addColumn('commit_request_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('request_hash', 'varchar(64)', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('source_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('source_amount', 'varchar(32)', (c) => c.notNull())
+        .addColumn('target_currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('target_amount', 'varchar(32)', (c) => c.notNull())
+        .addColumn('expiration', 'varchar(30)', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('lease_until', 'varchar(30)', (c) => c.notNull())
+        .addColumn('needs_attention', 'integer', (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('error_name', 'varchar(64)')
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('fx_conversions_due').on('fx_conversions').columns(['state', 'next_attempt_at']).execute();
+    },
+  },
+];
+
+export type ConversionState = 'RESERVING' | 'RESERVED' | 'COMMITTING' | 'COMMITTED' | 'RELEASING' | 'ABORTED' | 'FAILED';
+
+export interface FxQuoteRecord {
+  readonly conversionId: string;
+  readonly conversionRequestId: string;
+  readonly requestHash: string;
+  readonly amountType: string;
+  readonly sourceCurrency: string;
+  readonly sourceAmount: string;
+  readonly targetCurrency: string;
+  readonly targetAmount: string;
+  readonly rate: string;
+  readonly expiration: string;
+  /** The answer sent, as JSON: a repeat gets exactly the same. */
+  readonly answer: string;
+}
+
+export interface ConversionRecord {
+  readonly commitRequestId: string;
+  readonly requestHash: string;
+  readonly state: ConversionState;
+  readonly sourceCurrency: string;
+  readonly sourceAmount: string;
+  readonly targetCurrency: string;
+  readonly targetAmount: string;
+  readonly expiration: string;
+  readonly attempts: number;
+  readonly nextAttemptAt: string;
+  readonly needsAttention: boolean;
+  readonly lastError: string | null;
+  readonly errorName: string | null;
+}
+
+interface Schema {
+  fx_quotes: {
+    conversion_id: string;
+    conversion_request_id: string;
+    request_hash: string;
+    amount_type: string;
+    source_currency: string;
+    source_amount: string;
+    target_currency: string;
+    target_amount: string;
+    rate: string;
+    expiration: string;
+    answer: string;
+    created_at: string;
+  };
+  fx_conversions: {
+    commit_request_id: string;
+    request_hash: string;
+    state: string;
+    source_currency: string;
+    source_amount: string;
+    target_currency: string;
+    target_amount: string;
+    expiration: string;
+    attempts: number;
+    next_attempt_at: string;
+    lease_until: string;
+    needs_attention: number;
+    last_error: string | null;
+    error_name: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+}
+
+export interface ConversionChanges {
+  readonly attempts?: number;
+  readonly nextAttemptAt?: string;
+  readonly needsAttention?: boolean;
+  readonly lastError?: string | null;
+  readonly errorName?: string | null;
+}
+
+export class FxStore {
+  readonly #database: SqlDatabase;
+  readonly #now: () => Date;
+
+  constructor(database: SqlDatabase, now: () => Date) {
+    this.#database = database;
+    this.#now = now;
+  }
+
+  #db(): Kysely<Schema> {
+    return this.#database.reader<Schema>();
+  }
+
+  async findQuoteByRequest(conversionRequestId: string): Promise<FxQuoteRecord | undefined> {
+    const row = await this.#db().selectFrom('fx_quotes').selectAll().where('conversion_request_id', '=', conversionRequestId).executeTakeFirst();
+    return row === undefined ? undefined : quoteOf(row);
+  }
+
+  async findQuote(conversionId: string): Promise<FxQuoteRecord | undefined> {
+    const row = await this.#db().selectFrom('fx_quotes').selectAll().where('conversion_id', '=', conversionId).executeTakeFirst();
+    return row === undefined ? undefined : quoteOf(row);
+  }
+
+  /** Inserts a quote; false when its conversion or request id exists already (a racing duplicate). */
+  async insertQuote(quote: FxQuoteRecord): Promise<boolean> {
+    return this.#database.transaction<Schema, boolean>(async (trx) => {
+      const result = await trx
+          .insertInto('fx_quotes')
+          .values({
+            conversion_id: quote.conversionId,
+            conversion_request_id: quote.conversionRequestId,
+            request_hash: quote.requestHash,
+            amount_type: quote.amountType,
+            source_currency: quote.sourceCurrency,
+            source_amount: quote.sourceAmount,
+            target_currency: quote.targetCurrency,
+            target_amount: quote.targetAmount,
+            rate: quote.rate,
+            expiration: quote.expiration,
+            answer: quote.answer,
+            created_at: this.#now().toISOString(),
+          })
+          .onConflict((oc) => oc.doNothing())
+          .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    });
+  }
+
+  async findConversion(commitRequestId: string): Promise<ConversionRecord | undefined> {
+    const row = await this.#db().selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirst();
+    return row === undefined ? undefined : conversionOf(row);
+  }
+
+  /** Inserts a conversion in RESERVING; false when one exists under its id already. */
+  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<boolean> {
+    const now = this.#now().toISOString();
+    return this.#database.transaction<Schema, boolean>(async (trx) => {
+      const result = await trx
+          .insertInto('fx_conversions')
+          .values({
+            commit_request_id: conversion.commitRequestId,
+            request_hash: conversion.requestHash,
+            state: 'RESERVING',
+            source_currency: conversion.sourceCurrency,
+            source_amount: conversion.sourceAmount,
+            target_currency: conversion.targetCurrency,
+            target_amount: conversion.targetAmount,
+            expiration: conversion.expiration,
+            attempts: 0,
+            next_attempt_at: conversion.nextAttemptAt,
+            lease_until: now,
+            needs_attention: 0,
+            last_error: null,
+            error_name: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((oc) => oc.doNothing())
+          .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    });
+  }
+
+  /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
+  async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
+    return this.#database.transaction<Schema, ConversionRecord | undefined>(async (trx) => {
+      const updated = await trx
+        .updateTable('fx_conversions')
+        .set({ state: to, updated_at: this.#now().toISOString(), ...columns(changes) })
+        .where('commit_request_id', '=', commitRequestId)
+        .where('state', 'in', [...from])
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return undefined;
+      const row = await trx.selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirstOrThrow();
+      return conversionOf(row);
+    });
+  }
+
+  /** Records a failed attempt or a flag without changing the state. */
+  async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
+    await this.#database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('fx_conversions')
+        .set({ updated_at: this.#now().toISOString(), ...columns(changes) })
+        .where('commit_request_id', '=', commitRequestId)
+        .where('state', '=', state)
+        .execute();
+    });
+  }
+
+  /**
+   * Claims up to `limit` conversions due for recovery (an intent whose attempt is due, or a
+   * reservation past its expiration not yet flagged), leasing each for `leaseMs`.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<ConversionRecord[]> {
+    const now = this.#now();
+    const nowText = now.toISOString();
+    const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+    return this.#database.transaction<Schema, ConversionRecord[]>(async (trx) => {
+      const rows = await trx
+        .selectFrom('fx_conversions')
+        .selectAll()
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('state', 'in', ['RESERVING', 'COMMITTING', 'RELEASING']), eb('next_attempt_at', '<=', nowText)]),
+            eb.and([eb('state', '=', 'RESERVED'), eb('expiration', '<=', nowText), eb('needs_attention', '=', 0)]),
+          ]),
+        )
+        .where('lease_until', '<=', nowText)
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .execute();
+      const claimed: ConversionRecord[] = [];
+      for (const row of rows) {
+        const result = await trx
+          .updateTable('fx_conversions')
+          .set({ lease_until: leaseUntil })
+          .where('commit_request_id', '=', row.commit_request_id)
+          .where('lease_until', '=', row.lease_until)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) === 1) claimed.push(conversionOf(row));
+      }
+      return claimed;
+    });
+  }
+
+  async needingAttention(): Promise<ConversionRecord[]> {
+    const rows = await this.#db().selectFrom('fx_conversions').selectAll().where('needs_attention', '=', 1).orderBy('created_at').execute();
+    return rows.map(conversionOf);
+  }
+}
+
+function columns(changes: ConversionChanges): Partial<Schema['fx_conversions']> {
+  return {
+    ...(changes.attempts === undefined ? {} : { attempts: changes.attempts }),
+    ...(changes.nextAttemptAt === undefined ? {} : { next_attempt_at: changes.nextAttemptAt }),
+    ...(changes.needsAttention === undefined ? {} : { needs_attention: changes.needsAttention ? 1 : 0 }),
+    ...(changes.lastError === undefined ? {} : { last_error: changes.lastError }),
+    ...(changes.errorName === undefined ? {} : { error_name: changes.errorName }),
+  };
+}
+
+function quoteOf(row: Schema['fx_quotes']): FxQuoteRecord {
+  return {
+    conversionId: row.conversion_id,
+    conversionRequestId: row.conversion_request_id,
+    requestHash: row.request_hash,
+    amountType: row.amount_type,
+    sourceCurrency: row.source_currency,
+    sourceAmount: row.source_amount,
+    targetCurrency: row.target_currency,
+    targetAmount: row.target_amount,
+    rate: row.rate,
+    expiration: row.expiration,
+    answer: row.answer,
+  };
+}
+
+const STATES: readonly ConversionState[] = ['RESERVING', 'RESERVED', 'COMMITTING', 'COMMITTED', 'RELEASING', 'ABORTED', 'FAILED'];
+
+function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
+  const state = STATES.find((candidate) => candidate === row.state);
+  if (state === undefined) throw new Error(`fx: stored conversion ${row.commit_request_id} is in state ${row.state}`);
+  return {
+    commitRequestId: row.commit_request_id,
+    requestHash: row.request_hash,
+    state,
+    sourceCurrency: row.source_currency,
+    sourceAmount: row.source_amount,
+    targetCurrency: row.target_currency,
+    targetAmount: row.target_amount,
+    expiration: row.expiration,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    needsAttention: Number(row.needs_attention) === 1,
+    lastError: row.last_error,
+    errorName: row.error_name,
+  };
+}
