@@ -63,14 +63,23 @@ export class FxConversions {
 
   constructor(private readonly deps: FxDeps) {}
 
-  async quote(body: FxQuoteRequest): Promise<unknown> {
+  quote(body: FxQuoteRequest): Promise<unknown> {
+    // Duplicates in this process take turns; across replicas the unique ids decide.
+    return this.#serial.run(`quote:${body.conversionRequestId}`, () => this.#quote(body));
+  }
+
+  async #quote(body: FxQuoteRequest): Promise<unknown> {
     const { store, clock } = this.deps;
     const hash = requestHash(body);
     const existing = await store.findQuoteByRequest(body.conversionRequestId);
     if (existing !== undefined) return answerRepeat(existing.requestHash, hash, existing.answer);
     const terms = body.conversionTerms;
     const sameConversion = await store.findQuote(terms.conversionId);
-    if (sameConversion !== undefined) throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+    if (sameConversion !== undefined) {
+      // A duplicate stored between our two reads is the same request, not another one.
+      if (sameConversion.conversionRequestId === body.conversionRequestId) return answerRepeat(sameConversion.requestHash, hash, sameConversion.answer);
+      throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+    }
 
     const now = clock.now();
     const requestExpiry = terms.expiration === undefined ? undefined : Date.parse(terms.expiration);
