@@ -18,6 +18,7 @@ import { ExchangeLedger } from './adapters/sandbox-exchange/exchange-ledger.js';
 import { sandboxExchangeMigrations } from './adapters/sandbox-exchange/exchange-migrations.js';
 import { SandboxExchange } from './adapters/sandbox-exchange/sandbox-exchange.js';
 import { buildFxpServer } from './http/fxp-server.js';
+import { atExchangeBoundary } from './adapters/exchange-boundary.js';
 import type { Exchange } from './ports/exchange.js';
 import { FxStore, fxStoreMigrations } from './store/fx-store.js';
 
@@ -58,7 +59,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
   const opened = await ledger.open(exchangeConfig);
   logger.info({ opened, pairs: exchangeConfig.pairs.length }, 'sandbox exchange ready');
   const sandbox = new SandboxExchange(ledger, exchangeConfig, () => clock.now());
-  const exchange: Exchange = overrides.wrapExchange === undefined ? sandbox : overrides.wrapExchange(sandbox);
+  const exchange: Exchange = atExchangeBoundary(overrides.wrapExchange === undefined ? sandbox : overrides.wrapExchange(sandbox));
 
   const store = new FxStore(database, () => clock.now());
   const rates = new RateSource(exchange, clock, { refreshMs: config.fx.rateRefreshMs, maxAgeMs: config.fx.rateMaxAgeMs }, logger);

@@ -1,4 +1,4 @@
-import { ConnectorError, isConnectorError } from '../../domain/errors.js';
+import { ConnectorError, asInstitutionError, isConnectorError } from '../../domain/errors.js';
 import { compareDecimal, sameMoney, type Money } from '../../domain/money.js';
 import { requestHash } from '../../domain/request-hash.js';
 import { isDecline } from '../../aggregate/inbound-settlement.js';
@@ -177,7 +177,7 @@ export class FxConversions {
       case 'ABORTED':
         throw new ConnectorError('TransferStateConflict', `conversion ${homeTransactionId} was aborted`);
       case 'FAILED':
-        throw storedRefusal(conversion);
+        throw storedRefusal(conversion) as Error;
     }
   }
 
@@ -324,11 +324,11 @@ function answerRepeat(storedHash: string, hash: string, answer: string): unknown
   return JSON.parse(answer) as unknown;
 }
 
-function storedRefusal(conversion: ConversionRecord): ConnectorError {
+/** The exchange's refusal, answered again as the first time (its detail kept for the logs only). */
+function storedRefusal(conversion: ConversionRecord): unknown {
   const name = conversion.errorName;
-  const detail = conversion.lastError ?? 'the conversion was refused';
-  if (name !== null && isKnown(name)) return new ConnectorError(name, detail.replace(/^[^:]*: /, ''));
-  return new ConnectorError('FxInsufficientLiquidity', detail);
+  const detail = (conversion.lastError ?? 'the conversion was refused').replace(/^[^:]*: /, '');
+  return asInstitutionError(new ConnectorError(name !== null && isKnown(name) ? name : 'FxInsufficientLiquidity', detail));
 }
 
 function isKnown(name: string): name is 'FxInsufficientLiquidity' | 'FxPairNotSupported' | 'ModifiedRequest' | 'TransferStateConflict' {

@@ -66,6 +66,8 @@ export class FxRecovery {
       } catch (error) {
         failed += 1;
         this.logger.warn({ commitRequestId: id, err: error }, 'conversion recovery attempt failed');
+      } finally {
+        await this.store.releaseLease(id);
       }
     }
     return { claimed: due.length, finished, failed, flagged };

@@ -273,6 +273,13 @@ export class FxStore {
     });
   }
 
+  /** Ends a claim: the conversion's next attempt is due by its own next_attempt_at again. */
+  async releaseLease(commitRequestId: string): Promise<void> {
+    await this.#database.transaction<Schema, void>(async (trx) => {
+      await trx.updateTable('fx_conversions').set({ lease_until: this.#now().toISOString() }).where('commit_request_id', '=', commitRequestId).execute();
+    });
+  }
+
   async needingAttention(): Promise<ConversionRecord[]> {
     const rows = await this.#db().selectFrom('fx_conversions').selectAll().where('needs_attention', '=', 1).orderBy('created_at').execute();
     return rows.map(conversionOf);
