@@ -218,7 +218,7 @@ function idsOf(request: FastifyRequest): Record<string, string> {
   const ids: Record<string, string> = {};
   for (const source of [request.params, request.body]) {
     if (typeof source !== 'object' || source === null) continue;
-    for (const key of ['transferId', 'quoteId', 'homeTransactionId'] as const) {
+    for (const key of ['transferId', 'quoteId', 'homeTransactionId', 'commitRequestId', 'conversionRequestId'] as const) {
       const value = (source as Record<string, unknown>)[key];
       if (typeof value === 'string' && value.length <= 64) ids[key] = value;
     }
