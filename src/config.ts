@@ -21,7 +21,9 @@ export interface StoreConfig {
 
 /** FX provider mode (CONNECTOR_MODE=fxp), src/fxp/. */
 export interface FxConfig {
-  readonly exchangeAdapter: 'sandbox';
+  readonly exchangeAdapter: 'sandbox' | 'rest';
+  /** FX_EXCHANGE_ADAPTER=rest: an exchange implementing docs/reference-exchange-api.yaml. */
+  readonly rest: { readonly baseUrl: string; readonly apiKey: string | undefined; readonly timeoutMs: number } | undefined;
   /** JSON file of the sandbox exchange's liquidity and pairs; the demo exchange when unset. */
   readonly sandboxFile: string | undefined;
   readonly quoteExpiryMs: number;
@@ -213,7 +215,8 @@ export function loadConfig(env: Env): Config {
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
     fx: {
-      exchangeAdapter: read.oneOf('FX_EXCHANGE_ADAPTER', ['sandbox'] as const, 'sandbox'),
+      exchangeAdapter: read.oneOf('FX_EXCHANGE_ADAPTER', ['sandbox', 'rest'] as const, 'sandbox'),
+      rest: readRestExchange(read, problems),
       sandboxFile: read.optional('FX_SANDBOX_FILE'),
       quoteExpiryMs: read.integer('FX_QUOTE_EXPIRY_SECONDS', 60, 1, 86_400) * 1000,
       rateRefreshMs: read.integer('FX_RATE_REFRESH_MS', 30_000, 100, 3_600_000),
@@ -257,6 +260,25 @@ function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): Out
     birthKeys: read.oneOf('OUTGOING_BIRTH_KEYS', ['spec', 'iso-exact', 'both'] as const, 'spec'),
     sandboxFlow: read.oneOf('SANDBOX_OUTGOING_FLOW', ['bank', 'mobile-operator'] as const, 'bank'),
   };
+}
+
+function readRestExchange(read: Reader, problems: string[]): FxConfig['rest'] {
+  if (read.optional('FX_EXCHANGE_ADAPTER') !== 'rest') return undefined;
+  const baseUrl = read.optional('FX_REST_BASE_URL');
+  const timeoutMs = read.integer('FX_REST_TIMEOUT_MS', 10_000, 50, 120_000);
+  const apiKey = read.optional('FX_REST_API_KEY');
+  if (baseUrl === undefined) {
+    problems.push('FX_REST_BASE_URL: required with FX_EXCHANGE_ADAPTER=rest');
+    return undefined;
+  }
+  try {
+    const url = new URL(baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('FX_REST_BASE_URL: must be an http(s) URL');
+    if (url.username !== '' || url.password !== '') problems.push('FX_REST_BASE_URL: must not carry credentials; use FX_REST_API_KEY');
+  } catch {
+    problems.push('FX_REST_BASE_URL: is not a URL');
+  }
+  return { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, timeoutMs };
 }
 
 function readPartyShare(read: Reader, problems: string[]): PartyShareField[] {

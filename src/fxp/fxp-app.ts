@@ -17,6 +17,7 @@ import { parseExchangeConfig } from './adapters/sandbox-exchange/exchange-config
 import { ExchangeLedger } from './adapters/sandbox-exchange/exchange-ledger.js';
 import { sandboxExchangeMigrations } from './adapters/sandbox-exchange/exchange-migrations.js';
 import { SandboxExchange } from './adapters/sandbox-exchange/sandbox-exchange.js';
+import { RestExchange } from './adapters/rest-exchange/rest-exchange.js';
 import { buildFxpServer } from './http/fxp-server.js';
 import { atExchangeBoundary } from './adapters/exchange-boundary.js';
 import type { Exchange } from './ports/exchange.js';
@@ -33,7 +34,7 @@ export interface FxpApp {
   readonly config: Config;
   readonly database: SqlDatabase;
   readonly exchange: Exchange;
-  /** The sandbox exchange's books (FX_EXCHANGE_ADAPTER=sandbox). */
+  /** The sandbox exchange's books (empty unless FX_EXCHANGE_ADAPTER=sandbox). */
   readonly ledger: ExchangeLedger;
   readonly store: FxStore;
   readonly rates: RateSource;
@@ -54,12 +55,17 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
   const database = overrides.database ?? (await openDatabase(config.store, logger));
   await database.migrate([...fxStoreMigrations, ...sandboxExchangeMigrations]);
 
-  const exchangeConfig = config.fx.sandboxFile === undefined ? demoExchange : parseExchangeConfig(await readFile(config.fx.sandboxFile, 'utf8'));
   const ledger = new ExchangeLedger(database, () => clock.now());
-  const opened = await ledger.open(exchangeConfig);
-  logger.info({ opened, pairs: exchangeConfig.pairs.length }, 'sandbox exchange ready');
-  const sandbox = new SandboxExchange(ledger, exchangeConfig, () => clock.now());
-  const exchange: Exchange = atExchangeBoundary(overrides.wrapExchange === undefined ? sandbox : overrides.wrapExchange(sandbox));
+  let chosen: Exchange;
+  if (config.fx.exchangeAdapter === 'rest' && config.fx.rest !== undefined) {
+    chosen = new RestExchange(config.fx.rest);
+  } else {
+    const exchangeConfig = config.fx.sandboxFile === undefined ? demoExchange : parseExchangeConfig(await readFile(config.fx.sandboxFile, 'utf8'));
+    const opened = await ledger.open(exchangeConfig);
+    logger.info({ opened, pairs: exchangeConfig.pairs.length }, 'sandbox exchange ready');
+    chosen = new SandboxExchange(ledger, exchangeConfig, () => clock.now());
+  }
+  const exchange: Exchange = atExchangeBoundary(overrides.wrapExchange === undefined ? chosen : overrides.wrapExchange(chosen));
 
   const store = new FxStore(database, () => clock.now());
   const rates = new RateSource(exchange, clock, { refreshMs: config.fx.rateRefreshMs, maxAgeMs: config.fx.rateMaxAgeMs }, logger);

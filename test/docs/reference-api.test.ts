@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REST_ERROR_CODES, REST_FAILURE_REASONS } from '../../src/adapters/core-banking/rest/rest-wire.js';
+import { REST_EXCHANGE_ERROR_CODES } from '../../src/fxp/adapters/rest-exchange/rest-exchange.js';
 
 /**
  * docs/reference-core-banking-api.yaml is the contract an institution implements from the
@@ -113,5 +114,35 @@ describe('the reference core banking API document', () => {
       properties: { status: { enum: ['SUCCEEDED', 'FAILED', 'PENDING'] } },
     });
     expect(String(at(api, 'paths', '/collections', 'post', 'description'))).toMatch(/within \*\*5 minutes\*\*/);
+  });
+});
+
+describe('the reference exchange API document (FX provider mode)', () => {
+  const EXCHANGE = 'docs/reference-exchange-api.yaml';
+  let exchangeApi: Json = {};
+
+  beforeAll(async () => {
+    const bundled = join(directory, 'exchange.json');
+    await run(REDOCLY, ['bundle', EXCHANGE, '--output', bundled, '--ext', 'json'], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+    exchangeApi = JSON.parse(await readFile(bundled, 'utf8')) as Json;
+  }, 60_000);
+
+  it('lints clean with redocly\'s recommended rules', async () => {
+    const { stdout } = await run(REDOCLY, ['lint', EXCHANGE, '--format', 'json'], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+    expect((JSON.parse(stdout) as { totals: Json }).totals).toEqual({ errors: 0, warnings: 0, ignored: 0 });
+  }, 60_000);
+
+  it('lists exactly the error codes the adapter maps, and 400/401 on every operation', () => {
+    expect(at(exchangeApi, 'components', 'schemas', 'Error', 'properties', 'code', 'enum')).toEqual([...REST_EXCHANGE_ERROR_CODES]);
+    const paths = at(exchangeApi, 'paths') as Json;
+    const names: string[] = [];
+    for (const [path, item] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(item as Json)) {
+        names.push(`${method.toUpperCase()} ${path}`);
+        expect(at(operation, 'responses', '400', '$ref'), path).toBe('#/components/responses/InvalidRequest');
+        expect(at(operation, 'responses', '401', '$ref'), path).toBe('#/components/responses/Unauthorized');
+      }
+    }
+    expect(names).toEqual(['GET /health', 'GET /rates', 'POST /holds', 'GET /holds/{reference}', 'POST /holds/{reference}/commit', 'POST /holds/{reference}/release']);
   });
 });
