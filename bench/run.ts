@@ -151,6 +151,79 @@ function lifecycleRequests(): autocannon.Request[] {
   ];
 }
 
+/** FX provider mode: one connection loops fxQuote, then its fxTransfer, then the commit. */
+const fxScenario: Scenario = {
+  name: 'FX conversion (fxQuote, fxTransfer, COMMITTED), CONNECTOR_MODE=fxp',
+  requestsPerUnit: 3,
+  unit: 'conversions',
+  requests: () => [
+    {
+      method: 'POST',
+      path: '/fxQuotes',
+      headers: json,
+      setupRequest: (req, context) => {
+        const conversionId = randomUUID();
+        bag(context)['conversionId'] = conversionId;
+        const body = {
+          conversionRequestId: randomUUID(),
+          conversionTerms: {
+            conversionId,
+            determiningTransferId: randomUUID(),
+            initiatingFsp: 'payerfsp',
+            counterPartyFsp: 'fxp',
+            amountType: 'SEND',
+            sourceAmount: { currency: 'ZMW', amount: '100' },
+            targetAmount: { currency: 'MWK' },
+            expiration: new Date(Date.now() + 300_000).toISOString(),
+          },
+        };
+        return { ...req, body: JSON.stringify(body) };
+      },
+      onResponse: (status, body, context) => {
+        if (status === 200) bag(context)['fxAnswer'] = JSON.parse(body) as unknown;
+      },
+    },
+    {
+      method: 'POST',
+      path: '/fxTransfers',
+      headers: json,
+      setupRequest: (req, context) => {
+        const answer = bag(context)['fxAnswer'] as { conversionTerms: Record<string, unknown> } | undefined;
+        if (answer === undefined) return undefined as unknown as autocannon.Request;
+        const terms = answer.conversionTerms;
+        return {
+          ...req,
+          body: JSON.stringify({
+            commitRequestId: terms['conversionId'],
+            determiningTransferId: terms['determiningTransferId'],
+            initiatingFsp: terms['initiatingFsp'],
+            counterPartyFsp: terms['counterPartyFsp'],
+            sourceAmount: terms['sourceAmount'],
+            targetAmount: terms['targetAmount'],
+          }),
+        };
+      },
+    },
+    {
+      method: 'PUT',
+      headers: json,
+      setupRequest: (req, context) => ({
+        ...req,
+        path: `/fxTransfers/${String(bag(context)['conversionId'])}`,
+        body: JSON.stringify({ conversionState: 'COMMITTED', completedTimestamp: new Date().toISOString() }),
+      }),
+    },
+  ],
+};
+
+/** The FX provider's exchange for the benchmark: liquidity no run can exhaust. */
+function benchExchange(): unknown {
+  return {
+    liquidity: { ZMW: '1000000000000', MWK: '1000000000000000' },
+    pairs: [{ source: 'ZMW', target: 'MWK', mid: '65', spreadPercent: '0.5', charge: { currency: 'MWK', fixed: '10', percent: '0.5' }, limits: { min: '1', max: '100000' } }],
+  };
+}
+
 interface Result {
   readonly scenario: string;
   readonly perSecond: number;
@@ -209,6 +282,12 @@ async function main(): Promise<void> {
     firstIncomingPort: 13003,
     firstOutgoingPort: OUTGOING_PORT,
   });
+  let stopped = false;
+  const stopDeployment = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await deployment.stop();
+  };
   const results: Result[] = [];
   try {
     for (const scenario of scenarios) {
@@ -216,11 +295,27 @@ async function main(): Promise<void> {
       results.push(await drive(deployment, scenario, durationS, connections));
     }
     const replicas = deployment.connectors.length;
+    const dfspRss = deployment.connectors.map((connector) => `${connector.peakRssMiB()} MiB`).join(', ');
+    await stopDeployment();
+    let fxRss = '';
+    if (only === '' || fxScenario.name.includes(only)) {
+      // FX provider mode is another deployment of the same product, on its own database.
+      const exchangeFile = join(dir, 'exchange.json');
+      writeFileSync(exchangeFile, JSON.stringify(benchExchange()));
+      const fxDir = mkdtempSync(join(dir, 'fxp-'));
+      const fx = await startDeployment({ ...shape, dir: fxDir, env: { CONNECTOR_MODE: 'fxp', FX_SANDBOX_FILE: exchangeFile }, firstIncomingPort: 13203, firstOutgoingPort: 13204 });
+      try {
+        results.push(await drive(fx, fxScenario, durationS, connections));
+        fxRss = fx.connectors.map((connector) => `${connector.peakRssMiB()} MiB`).join(', ');
+      } finally {
+        await fx.stop();
+      }
+    }
     console.log(`\nCore connector benchmark: ${connections} connections, ${durationS} s per scenario, ${deployment.describe}, ${replicas} replica${replicas === 1 ? '' : 's'}`);
     console.table(results);
-    console.log(`peak RSS per connector: ${deployment.connectors.map((connector) => `${connector.peakRssMiB()} MiB`).join(', ')}`);
+    console.log(`peak RSS per connector: ${dfspRss}${fxRss === '' ? '' : `; FX provider mode: ${fxRss}`}`);
   } finally {
-    await deployment.stop();
+    await stopDeployment();
     await fakeSwitch.close();
     rmSync(dir, { recursive: true, force: true });
   }
