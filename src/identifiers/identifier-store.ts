@@ -1,0 +1,304 @@
+import type { Kysely } from 'kysely';
+import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
+import type { PartyIdType } from '../domain/identifiers.js';
+
+/**
+ * The registry of the institution's customer identifiers and where each stands with the
+ * platform: REQUESTED (opt-in asked, not confirmed by the platform yet), REGISTERED, FAILED
+ * (the platform refused, with its code), OPTING_OUT (opt-out asked), DEREGISTERED. One row per
+ * identifier (type, value, sub-value): a repeat is the same identifier, never a second one.
+ * Every change of state is a compare-and-set, so a batch cut off mid-way resumes without
+ * registering or removing anything twice.
+ */
+
+export const identifierMigrations: readonly Migration[] = [
+  {
+    id: 'identifiers-001-registry',
+    async up(db) {
+      await db.schema
+        .createTable('identifier_registry')
+        .addColumn('id_type', 'varchar(16)', (c) => c.notNull())
+        .addColumn('id_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('id_sub_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('currency', 'varchar(3)', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('account_id', 'varchar(128)')
+        .addColumn('consent_by', 'varchar(128)')
+        .addColumn('consent_at', 'varchar(30)')
+        .addColumn('consent_channel', 'varchar(64)')
+        .addColumn('platform_code', 'varchar(8)')
+        .addColumn('platform_message', 'varchar(256)')
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('lease_until', 'varchar(30)', (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('job_id', 'varchar(64)')
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('identifier_registry_pk', ['id_type', 'id_value', 'id_sub_value'])
+        .execute();
+      await db.schema.createIndex('identifier_registry_due').on('identifier_registry').columns(['state', 'next_attempt_at']).execute();
+      await db.schema.createIndex('identifier_registry_job').on('identifier_registry').column('job_id').execute();
+    },
+  },
+];
+
+export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';
+
+export interface IdentifierKey {
+  readonly idType: PartyIdType;
+  readonly idValue: string;
+  readonly idSubValue?: string;
+}
+
+export interface Consent {
+  /** Who asked (the customer, an agent, an operator), as the channel names them. */
+  readonly by: string;
+  /** When the consent was given, ISO 8601. */
+  readonly at: string;
+  /** Where: app, ussd, branch, bulk file... */
+  readonly channel: string;
+}
+
+export interface IdentifierRecord extends IdentifierKey {
+  readonly currency: string;
+  readonly state: RegistrationState;
+  readonly accountId: string | null;
+  readonly consent: Consent | null;
+  /** The platform's code and message when it refused. */
+  readonly platformCode: string | null;
+  readonly platformMessage: string | null;
+  readonly attempts: number;
+  readonly nextAttemptAt: string;
+  readonly lastError: string | null;
+  readonly jobId: string | null;
+  readonly updatedAt: string;
+}
+
+interface Row {
+  id_type: string;
+  id_value: string;
+  id_sub_value: string;
+  currency: string;
+  state: string;
+  account_id: string | null;
+  consent_by: string | null;
+  consent_at: string | null;
+  consent_channel: string | null;
+  platform_code: string | null;
+  platform_message: string | null;
+  attempts: number;
+  next_attempt_at: string;
+  lease_until: string;
+  last_error: string | null;
+  job_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Schema {
+  identifier_registry: Row;
+}
+
+export interface RegistryChanges {
+  readonly accountId?: string | null;
+  readonly consent?: Consent | null;
+  readonly platformCode?: string | null;
+  readonly platformMessage?: string | null;
+  readonly attempts?: number;
+  readonly nextAttemptAt?: string;
+  readonly lastError?: string | null;
+  readonly jobId?: string | null;
+}
+
+export class IdentifierStore {
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly now: () => Date,
+  ) {}
+
+  #db(): Kysely<Schema> {
+    return this.database.reader<Schema>();
+  }
+
+  async find(key: IdentifierKey): Promise<IdentifierRecord | undefined> {
+    const row = await this.#db()
+      .selectFrom('identifier_registry')
+      .selectAll()
+      .where('id_type', '=', key.idType)
+      .where('id_value', '=', key.idValue)
+      .where('id_sub_value', '=', key.idSubValue ?? '')
+      .executeTakeFirst();
+    return row === undefined ? undefined : recordOf(row);
+  }
+
+  /** Inserts the identifier in `state`; false when it is in the registry already. */
+  async insert(key: IdentifierKey, currency: string, state: RegistrationState, changes: RegistryChanges): Promise<boolean> {
+    const now = this.now().toISOString();
+    return this.database.transaction<Schema, boolean>(async (trx) => {
+      const result = await trx
+        .insertInto('identifier_registry')
+        .values({
+          id_type: key.idType,
+          id_value: key.idValue,
+          id_sub_value: key.idSubValue ?? '',
+          currency,
+          state,
+          account_id: changes.accountId ?? null,
+          consent_by: changes.consent?.by ?? null,
+          consent_at: changes.consent?.at ?? null,
+          consent_channel: changes.consent?.channel ?? null,
+          platform_code: null,
+          platform_message: null,
+          attempts: 0,
+          next_attempt_at: changes.nextAttemptAt ?? now,
+          lease_until: now,
+          last_error: null,
+          job_id: changes.jobId ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    });
+  }
+
+  /** Compare-and-set from one of `from` to `to`; undefined when the identifier was in none of them. */
+  async transition(key: IdentifierKey, from: readonly RegistrationState[], to: RegistrationState, changes: RegistryChanges = {}): Promise<IdentifierRecord | undefined> {
+    return this.database.transaction<Schema, IdentifierRecord | undefined>(async (trx) => {
+      const updated = await trx
+        .updateTable('identifier_registry')
+        .set({ state: to, updated_at: this.now().toISOString(), ...columns(changes) })
+        .where('id_type', '=', key.idType)
+        .where('id_value', '=', key.idValue)
+        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where('state', 'in', [...from])
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return undefined;
+      const row = await trx
+        .selectFrom('identifier_registry')
+        .selectAll()
+        .where('id_type', '=', key.idType)
+        .where('id_value', '=', key.idValue)
+        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .executeTakeFirstOrThrow();
+      return recordOf(row);
+    });
+  }
+
+  /** Records an attempt that failed without changing the state. */
+  async note(key: IdentifierKey, state: RegistrationState, changes: RegistryChanges): Promise<void> {
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('identifier_registry')
+        .set({ updated_at: this.now().toISOString(), ...columns(changes) })
+        .where('id_type', '=', key.idType)
+        .where('id_value', '=', key.idValue)
+        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where('state', '=', state)
+        .execute();
+    });
+  }
+
+  /** Claims identifiers whose platform call is due (REQUESTED or OPTING_OUT), leasing them for `leaseMs`. */
+  async claimDue(limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
+    const now = this.now();
+    const nowText = now.toISOString();
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    return this.database.transaction<Schema, IdentifierRecord[]>(async (trx) => {
+      const rows = await trx
+        .selectFrom('identifier_registry')
+        .selectAll()
+        .where('state', 'in', ['REQUESTED', 'OPTING_OUT'])
+        .where('next_attempt_at', '<=', nowText)
+        .where('lease_until', '<=', nowText)
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .execute();
+      const claimed: IdentifierRecord[] = [];
+      for (const row of rows) {
+        const result = await trx
+          .updateTable('identifier_registry')
+          .set({ lease_until: until })
+          .where('id_type', '=', row.id_type)
+          .where('id_value', '=', row.id_value)
+          .where('id_sub_value', '=', row.id_sub_value)
+          .where('lease_until', '=', row.lease_until)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) === 1) claimed.push(recordOf(row));
+      }
+      return claimed;
+    });
+  }
+
+  async releaseLease(key: IdentifierKey): Promise<void> {
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('identifier_registry')
+        .set({ lease_until: this.now().toISOString() })
+        .where('id_type', '=', key.idType)
+        .where('id_value', '=', key.idValue)
+        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .execute();
+    });
+  }
+
+  async byJob(jobId: string): Promise<IdentifierRecord[]> {
+    const rows = await this.#db().selectFrom('identifier_registry').selectAll().where('job_id', '=', jobId).orderBy('created_at').execute();
+    return rows.map(recordOf);
+  }
+
+  /** Every identifier in `states`, in key order, a page at a time. */
+  async inStates(states: readonly RegistrationState[], limit: number, after?: IdentifierKey): Promise<IdentifierRecord[]> {
+    let query = this.#db().selectFrom('identifier_registry').selectAll().where('state', 'in', [...states]);
+    if (after !== undefined) {
+      const sub = after.idSubValue ?? '';
+      query = query.where((eb) =>
+        eb.or([
+          eb('id_type', '>', after.idType),
+          eb.and([eb('id_type', '=', after.idType), eb('id_value', '>', after.idValue)]),
+          eb.and([eb('id_type', '=', after.idType), eb('id_value', '=', after.idValue), eb('id_sub_value', '>', sub)]),
+        ]),
+      );
+    }
+    const rows = await query.orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').limit(limit).execute();
+    return rows.map(recordOf);
+  }
+}
+
+function columns(changes: RegistryChanges): Partial<Row> {
+  return {
+    ...(changes.accountId === undefined ? {} : { account_id: changes.accountId }),
+    ...(changes.consent === undefined ? {} : { consent_by: changes.consent?.by ?? null, consent_at: changes.consent?.at ?? null, consent_channel: changes.consent?.channel ?? null }),
+    ...(changes.platformCode === undefined ? {} : { platform_code: changes.platformCode }),
+    ...(changes.platformMessage === undefined ? {} : { platform_message: changes.platformMessage?.slice(0, 256) ?? null }),
+    ...(changes.attempts === undefined ? {} : { attempts: changes.attempts }),
+    ...(changes.nextAttemptAt === undefined ? {} : { next_attempt_at: changes.nextAttemptAt }),
+    ...(changes.lastError === undefined ? {} : { last_error: changes.lastError }),
+    ...(changes.jobId === undefined ? {} : { job_id: changes.jobId }),
+  };
+}
+
+const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'];
+
+function recordOf(row: Row): IdentifierRecord {
+  const state = STATES.find((candidate) => candidate === row.state);
+  if (state === undefined) throw new Error(`identifier registry: state ${row.state}`);
+  return {
+    idType: row.id_type as PartyIdType,
+    idValue: row.id_value,
+    ...(row.id_sub_value === '' ? {} : { idSubValue: row.id_sub_value }),
+    currency: row.currency,
+    state,
+    accountId: row.account_id,
+    consent: row.consent_by === null || row.consent_at === null || row.consent_channel === null ? null : { by: row.consent_by, at: row.consent_at, channel: row.consent_channel },
+    platformCode: row.platform_code,
+    platformMessage: row.platform_message,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    jobId: row.job_id,
+    updatedAt: row.updated_at,
+  };
+}
