@@ -260,7 +260,7 @@ export class IncomingPayments {
 
   private async lookupPayee(ref: Pick<PartyRef, 'idType' | 'idValue' | 'idSubValue'>): Promise<PartyDetails> {
     const idType = this.checkIdType(ref.idType);
-    const problem = identifierFormatProblem(idType, ref.idValue);
+    const problem = identifierFormatProblem(idType, ref.idValue, ref.idSubValue);
     if (problem !== null) throw new ConnectorError('ValidationFailed', `the payee's ${idType} ${problem}`);
     const id: PartyId = { idType, idValue: ref.idValue, ...(ref.idSubValue === undefined ? {} : { idSubValue: ref.idSubValue }) };
     return this.deps.coreBanking.lookupParty(id);
@@ -289,8 +289,8 @@ function optional<K extends string>(key: K, value: string | undefined): { [P in 
 }
 
 /** The payer's identifier must be of a known type and in that type's format, like the payee's. */
-function checkPayerId(from: { readonly idType: string; readonly idValue: string }): void {
+function checkPayerId(from: { readonly idType: string; readonly idValue: string; readonly idSubValue?: string }): void {
   if (!isPartyIdType(from.idType)) throw new ConnectorError('ValidationFailed', `from.idType ${from.idType.slice(0, 32)} is not an identifier type`);
-  const problem = identifierFormatProblem(from.idType, from.idValue);
+  const problem = identifierFormatProblem(from.idType, from.idValue, from.idSubValue);
   if (problem !== null) throw new ConnectorError('ValidationFailed', `from.idValue (${from.idType}) ${problem}`);
 }

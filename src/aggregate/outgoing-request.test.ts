@@ -38,8 +38,8 @@ describe('checkSendMoneyRequest', () => {
   it('names the field of each problem', () => {
     const problems = [
       [{ ...request, payeeIdType: 'PHONE' }, 'Generic validation error: payeeIdType is not an identifier type'],
-      [{ ...request, payeeIdType: 'IBAN', payeeId: 'not an iban' }, 'Generic validation error: payeeId must be up to 34 alphanumeric characters without spaces'],
-      [{ ...request, payer: { ...request.payer, payerId: 'abc' } }, 'Generic validation error: payer.payerId must be an E.164 number with an optional leading + (MSISDN)'],
+      [{ ...request, payeeIdType: 'IBAN', payeeId: 'not an iban' }, 'Generic validation error: payeeId must be an IBAN: country code, 2 check digits, then letters and digits (at most 34)'],
+      [{ ...request, payer: { ...request.payer, payerId: 'abc' } }, 'Generic validation error: payer.payerId must be an E.164 number: digits with an optional leading + (MSISDN)'],
       [{ ...request, sendAmount: '1.001' }, 'Generic validation error: sendAmount has more decimals than ZMW allows'],
       [{ ...request, sendCurrency: 'KWD', receiveCurrency: 'KWD' }, 'Unsupported currency: sendCurrency KWD (customers are debited in ZMW)'],
       [{ ...request, receiveCurrency: 'ABC' }, 'Generic validation error: receiveCurrency is not an ISO 4217 currency code'],

@@ -136,18 +136,20 @@ export function checkIban(value: string): IdentifierCheck {
   return accept(iban);
 }
 
-/** PERSONAL_ID: the number, and its kind (NATIONAL_ID, PASSPORT, DRIVING_LICENSE...) in the sub-identifier. */
-export function checkPersonalId(value: string, subValue: string | undefined): IdentifierCheck {
-  if (subValue === undefined) return refuse('needs its kind in the sub-identifier (PartySubIdOrType), e.g. NATIONAL_ID or PASSPORT');
-  const kind = plainTextProblem(subValue, 'kind');
-  if (kind !== undefined) return refuse(kind);
+/**
+ * PERSONAL_ID: the number, and its kind (NATIONAL_ID, PASSPORT, DRIVING_LICENSE...) in the
+ * sub-identifier, required unless the caller's API has no field for it (`requireSubValue` false).
+ */
+export function checkPersonalId(value: string, subValue: string | undefined, requireSubValue = true): IdentifierCheck {
   if (!/^[A-Za-z0-9][A-Za-z0-9 ./-]*$/.test(value)) return refuse('must be letters and digits, with spaces, dots, slashes or hyphens inside');
-  return accept(value, subValue);
+  if (subValue === undefined) return requireSubValue ? refuse('needs its kind in the sub-identifier (PartySubIdOrType), e.g. NATIONAL_ID or PASSPORT') : accept(value);
+  const kind = plainTextProblem(subValue, 'kind');
+  return kind === undefined ? accept(value, subValue) : refuse(kind);
 }
 
 /** DEVICE: the business the device belongs to, and the device reference in the sub-identifier. */
-export function checkDevice(value: string, subValue: string | undefined): IdentifierCheck {
-  if (subValue === undefined) return refuse('needs the device reference in the sub-identifier (PartySubIdOrType)');
+export function checkDevice(value: string, subValue: string | undefined, requireSubValue = true): IdentifierCheck {
+  if (subValue === undefined) return requireSubValue ? refuse('needs the device reference in the sub-identifier (PartySubIdOrType)') : accept(value);
   const reference = plainTextProblem(subValue, 'device reference');
   return reference === undefined ? accept(value, subValue) : refuse(reference);
 }
@@ -159,8 +161,11 @@ export function checkFreeFormat(value: string, subValue: string | undefined): Id
   return problem === undefined ? accept(value, subValue) : refuse(problem);
 }
 
-/** The rule of `idType`, after the checks every identifier shares. Exhaustive over the types. */
-export function checkIdentifier(idType: PartyIdType, value: string, subValue?: string): IdentifierCheck {
+/**
+ * The rule of `idType`, after the checks every identifier shares. Exhaustive over the types.
+ * `requireSubValue` false where the caller's API carries no sub-identifier (the channel's payeeId).
+ */
+export function checkIdentifier(idType: PartyIdType, value: string, subValue?: string, requireSubValue = true): IdentifierCheck {
   const shared = plainTextProblem(value, 'the value');
   if (shared !== undefined) return refuse(shared);
   switch (idType) {
@@ -171,9 +176,9 @@ export function checkIdentifier(idType: PartyIdType, value: string, subValue?: s
     case 'IBAN':
       return checkIban(value);
     case 'PERSONAL_ID':
-      return checkPersonalId(value, subValue);
+      return checkPersonalId(value, subValue, requireSubValue);
     case 'DEVICE':
-      return checkDevice(value, subValue);
+      return checkDevice(value, subValue, requireSubValue);
     case 'BUSINESS':
     case 'ACCOUNT_ID':
     case 'ALIAS':

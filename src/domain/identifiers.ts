@@ -1,3 +1,4 @@
+import { checkIdentifier } from './identifier-rules.js';
 /** Customer identifier types of the platform (spec: Customer identifiers). */
 export const PARTY_ID_TYPES = [
   'MSISDN',
@@ -29,25 +30,12 @@ export function isSwitchId(value: string): boolean {
   return SWITCH_ID_PATTERN.test(value);
 }
 
-const MSISDN = /^\+?[1-9][0-9]{4,14}$/;
-const IBAN = /^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$/;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-
-/** Checks an identifier value against the format its type prescribes; returns a reason or null. */
-export function identifierFormatProblem(idType: PartyIdType, idValue: string): string | null {
-  if (idValue.length === 0 || idValue.length > 128) return 'must be 1-128 characters';
-  switch (idType) {
-    case 'MSISDN':
-      return MSISDN.test(idValue) ? null : 'must be an E.164 number with an optional leading +';
-    case 'IBAN':
-      return IBAN.test(idValue) ? null : 'must be up to 34 alphanumeric characters without spaces';
-    case 'EMAIL':
-      return EMAIL.test(idValue) ? null : 'must be an e-mail address';
-    case 'PERSONAL_ID':
-    case 'BUSINESS':
-    case 'DEVICE':
-    case 'ACCOUNT_ID':
-    case 'ALIAS':
-      return null;
-  }
+/**
+ * Checks an identifier against its type's rule (src/domain/identifier-rules.ts); returns a reason
+ * or null. Without `idSubValue`, types whose kind or device reference lives in the
+ * sub-identifier are checked on their value alone unless `requireSubValue` (registration).
+ */
+export function identifierFormatProblem(idType: PartyIdType, idValue: string, idSubValue?: string, requireSubValue = false): string | null {
+  const check = checkIdentifier(idType, idValue, idSubValue, requireSubValue);
+  return check.ok ? null : check.problem;
 }

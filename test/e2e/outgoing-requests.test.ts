@@ -37,7 +37,7 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
       [sendMoneyBody({ receiveCurrency: 'ZZZ' }), 400, '3100', 'Generic validation error: receiveCurrency is not an ISO 4217 currency code'],
       [sendMoneyBody({ sendCurrency: 'USD' }), 422, '5106', 'Unsupported currency: sendCurrency USD (customers are debited in ZMW)'],
       [sendMoneyBody({ transactionType: 'PAYMENT' }), 400, '3100', 'Generic validation error: body/transactionType must be equal to one of the allowed values'],
-      [sendMoneyBody({ payeeId: '12ab' }), 400, '3100', 'Generic validation error: payeeId must be an E.164 number with an optional leading +'],
+      [sendMoneyBody({ payeeId: '12ab' }), 400, '3100', 'Generic validation error: payeeId must be an E.164 number: digits with an optional leading +'],
       [sendMoneyBody({ payer: { name: 'Natasha Mulenga' } }), 400, '3102', "Missing mandatory element: body/payer must have required property 'payerId'"],
       [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '31-02-1990' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],
       [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2023' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],

@@ -76,10 +76,10 @@ describe('parseSandboxAccountsFile', () => {
           'customers[5]: must be an object',
           'float.balance: "1000.001" has more decimals than ZMW allows',
           'customers[0].balance: "01" is not an amount (digits, optional decimals, no leading zeros)',
-          'customers[0].idValue: must be an E.164 number with an optional leading +',
+          'customers[0].idValue: must be an E.164 number in international format, without a leading 0 or 00',
           'customers[4].accountId: "acc-1" is taken by another account',
           'customers[4]: identifier MSISDN/0971/ is used twice',
-          'customers[4].idValue: must be an E.164 number with an optional leading +',
+          'customers[4].idValue: must be an E.164 number in international format, without a leading 0 or 00',
         ].join('; '),
     });
   });

@@ -71,7 +71,8 @@ function crossProblems(draft: Draft): string[] {
     const identifier = `${customer.idType}/${customer.idValue}/${customer.idSubValue ?? ''}`;
     if (identifiers.has(identifier)) problems.push(`${where}: identifier ${identifier} is used twice`);
     identifiers.add(identifier);
-    const format = identifierFormatProblem(customer.idType, customer.idValue);
+    // The institution's own records: a PERSONAL_ID needs its kind, a DEVICE its reference.
+    const format = identifierFormatProblem(customer.idType, customer.idValue, customer.idSubValue, true);
     if (format !== null) problems.push(`${where}.idValue: ${format}`);
   });
   return problems;

@@ -92,7 +92,7 @@ describe('collect, bank flow (immediate debit)', () => {
       ...TEST_ACCOUNTS,
       customers: [
         ...TEST_ACCOUNTS.customers,
-        { accountId: 'acc-twin', idType: 'PERSONAL_ID', idValue: PAYER, firstName: 'Other', lastName: 'Person', status: 'active', balance: '5' },
+        { accountId: 'acc-twin', idType: 'ALIAS', idValue: PAYER, firstName: 'Other', lastName: 'Person', status: 'active', balance: '5' },
       ],
     });
     ledger = books.ledger;
