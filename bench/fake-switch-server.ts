@@ -62,6 +62,14 @@ export interface FakeSwitchServer {
   script(homeTransactionId: string, script: OutboundScript): void;
   /** The outbound transfer started for a homeTransactionId, once POST /transfers came. */
   transferOf(homeTransactionId: string): OutboundTransferEntry | undefined;
+  /**
+   * Identifier registration (POST /accounts, DELETE /accounts/...): refuse one identifier
+   * (`Type/ID[/SubId]`) with a per-item error, or answer the next `times` calls with an outage.
+   */
+  refuseIdentifier(key: string, error: { statusCode: string; message: string }): void;
+  failAccounts(status: 500 | 504, times: number): void;
+  /** Identifiers the platform holds now, as `Type/ID[/SubId]`, registered by this institution. */
+  readonly registeredIdentifiers: ReadonlySet<string>;
   close(): Promise<void>;
 }
 
@@ -83,7 +91,8 @@ export async function startFakeSwitchServer(options: FakeSwitchOptions = {}): Pr
   const byHome = new Map<string, OutboundTransferEntry>();
   const requests: RecordedRequest[] = [];
   const hanging = new Set<ServerResponse>();
-  const context: Context = { now, scripts, transfers, byHome, statuses, hanging };
+  const accounts: AccountsState = { registered: new Set(), refusals: new Map(), outages: [] };
+  const context: Context = { now, scripts, transfers, byHome, statuses, hanging, accounts };
   const server: Server = createServer((request, response) => {
     void readBody(request).then((body) => {
       const path = request.url ?? '/';
@@ -100,6 +109,9 @@ export async function startFakeSwitchServer(options: FakeSwitchOptions = {}): Pr
     setTransferStatus: (transferId, answer) => statuses.set(transferId, answer),
     script: (homeTransactionId, script) => scripts.set(homeTransactionId, script),
     transferOf: (homeTransactionId) => byHome.get(homeTransactionId),
+    refuseIdentifier: (key, error) => accounts.refusals.set(key, error),
+    failAccounts: (status, times) => accounts.outages.push(...Array.from({ length: times }, () => status)),
+    registeredIdentifiers: accounts.registered,
     close: async () => {
       for (const response of hanging) response.destroy();
       server.closeAllConnections();
@@ -115,9 +127,17 @@ interface Context {
   readonly byHome: Map<string, OutboundTransferEntry>;
   readonly statuses: Map<string, { status: number; body: unknown } | 'hang'>;
   readonly hanging: Set<ServerResponse>;
+  readonly accounts: AccountsState;
+}
+
+interface AccountsState {
+  readonly registered: Set<string>;
+  readonly refusals: Map<string, { statusCode: string; message: string }>;
+  readonly outages: Array<500 | 504>;
 }
 
 function route(context: Context, method: string, path: string, body: unknown, response: ServerResponse): void {
+  if (path === '/accounts' || path.startsWith('/accounts/')) return accountsRoute(context.accounts, method, path, body, response);
   const match = /^\/transfers\/([^/]+)$/.exec(path);
   const transferId = match?.[1] === undefined ? undefined : decodeURIComponent(match[1]);
   if (method === 'GET' && transferId !== undefined) return getTransfer(context, transferId, response);
@@ -255,6 +275,35 @@ function errorBody(status: number, entry: OutboundTransferEntry): Record<string,
     message: status === 504 ? 'Timeout waiting for the hub' : 'Internal error at the switch',
     transferState: { transferId: entry.transferId, homeTransactionId: entry.homeTransactionId, currentState: 'ERROR_OCCURRED' },
   };
+}
+
+/**
+ * POST /accounts and DELETE /accounts/{Type}/{ID}[/{SubId}] as the switch connector answers them
+ * (shared/notes/switch-contract.md): 200 with `currentState: COMPLETED` even when some items
+ * failed, each failure in `response[i].error`; a repeated registration is an update.
+ */
+function accountsRoute(state: AccountsState, method: string, path: string, body: unknown, response: ServerResponse): void {
+  const outage = state.outages.shift();
+  if (outage !== undefined) return send(response, outage, { statusCode: outage === 504 ? '2004' : '2001', message: 'platform did not answer', executionState: { accounts: [] } });
+  if (method === 'POST' && path === '/accounts' && Array.isArray(body)) {
+    const items = body.filter((item): item is Record<string, unknown> => typeof item === 'object' && item !== null);
+    const results = items.map((item) => {
+      const key = [item['idType'], item['idValue'], item['idSubValue']].filter((part) => typeof part === 'string').join('/');
+      const error = state.refusals.get(key);
+      if (error === undefined) state.registered.add(key);
+      return { idType: item['idType'], idValue: item['idValue'], ...(item['idSubValue'] === undefined ? {} : { idSubValue: item['idSubValue'] }), ...(error === undefined ? {} : { error }) };
+    });
+    return send(response, 200, { accounts: items, response: results, currentState: 'COMPLETED' });
+  }
+  const match = /^\/accounts\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/.exec(path);
+  if (method === 'DELETE' && match !== null) {
+    const parts = [match[1], match[2], match[3]].filter((part): part is string => part !== undefined).map(decodeURIComponent);
+    const key = parts.join('/');
+    const error = state.refusals.get(key);
+    if (error === undefined) state.registered.delete(key);
+    return send(response, 200, { idType: parts[0], idValue: parts[1], ...(parts[2] === undefined ? {} : { subIdOrType: parts[2] }), response: [{ fspId: 'payeefsp', ...(error === undefined ? {} : { error }) }], currentState: 'COMPLETED' });
+  }
+  send(response, 400, { statusCode: 400, message: 'bad accounts request' });
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {

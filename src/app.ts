@@ -32,6 +32,8 @@ import { outgoingMigrations } from './adapters/store/outgoing-migrations.js';
 import { SqlOutgoingStore } from './adapters/store/outgoing-store.js';
 import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
 import { buildOutgoingServer } from './http/outgoing-server.js';
+import { IdentifierStore, identifierMigrations } from './identifiers/identifier-store.js';
+import { IdentifierRegistration } from './identifiers/registration.js';
 import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
 import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
@@ -58,6 +60,7 @@ export interface App {
   readonly outgoing: OutgoingPayments;
   readonly outgoingRecovery: OutgoingRecovery;
   readonly outgoingServer: FastifyInstance;
+  readonly identifiers: IdentifierRegistration;
   /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
   start(): Promise<{ incomingUrl: string; outgoingUrl: string }>;
   /** Stops accepting requests, finishes what is under way, closes the database. */
@@ -68,7 +71,7 @@ export interface App {
 export async function buildApp(config: Config, logger: Logger, overrides: AppOverrides = {}): Promise<App> {
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await openDatabase(config.store, logger));
-  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations]);
+  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations]);
 
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
@@ -157,7 +160,23 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     intentStaleAfterMs,
     leaseMs: config.recovery.leaseMs,
   });
-  const outgoingLoop = new RecoveryLoop(() => outgoingRecovery.runOnce(), config.recovery.intervalMs, logger);
+  const identifierStore = new IdentifierStore(database, () => clock.now());
+  const identifiers = new IdentifierRegistration(identifierStore, coreBanking, switchConnector, clock, logger, {
+    segments: config.identifierSegments,
+    baseBackoffMs: config.recovery.baseBackoffMs,
+    maxBackoffMs: config.recovery.maxBackoffMs,
+    batchSize: 10_000,
+  });
+  const outgoingLoop = new RecoveryLoop(
+    async () => {
+      const report = await outgoingRecovery.runOnce();
+      // Registrations and removals cut off by a platform outage or a crash.
+      await identifiers.runOnce(config.recovery.leaseMs);
+      return report;
+    },
+    config.recovery.intervalMs,
+    logger,
+  );
   const outgoingServer = buildOutgoingServer(outgoing, health, {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -169,6 +188,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     callbackSecretHeader: config.outgoing.callbackSecretHeader,
     callbackAuth: config.outgoing.callbackAuth,
     transferTimeoutMs: config.outgoing.transferTimeoutMs,
+    identifiers,
   });
 
   return {
@@ -182,6 +202,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     outgoing,
     outgoingRecovery,
     outgoingServer,
+    identifiers,
     async start() {
       await checkInstitutionAtStart(coreBanking, health, logger);
       const incomingUrl = await incomingServer.listen({ host: config.listen.incoming.host, port: config.incomingPort });

@@ -1,3 +1,4 @@
+import { SEGMENT_TYPES, type Segment } from './domain/identifier-rules.js';
 import { isCurrencyCode } from './domain/currencies.js';
 import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
 import type { ApiType } from './domain/iso20022.js';
@@ -86,6 +87,8 @@ export interface Config {
   readonly outgoing: OutgoingConfig;
   /** dfsp: a bank or wallet's connector (payee and payer sides); fxp: a foreign exchange provider's. */
   readonly mode: 'dfsp' | 'fxp';
+  /** Customer segments the institution serves (IDENTIFIER_SEGMENTS): registering a type outside them logs a warning. */
+  readonly identifierSegments: readonly Segment[];
   readonly fx: FxConfig;
 }
 
@@ -214,6 +217,7 @@ export function loadConfig(env: Env): Config {
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
+    identifierSegments: readSegments(read, problems),
     fx: {
       exchangeAdapter: read.oneOf('FX_EXCHANGE_ADAPTER', ['sandbox', 'rest'] as const, 'sandbox'),
       rest: readRestExchange(read, problems),
@@ -279,6 +283,16 @@ function readRestExchange(read: Reader, problems: string[]): FxConfig['rest'] {
     problems.push('FX_REST_BASE_URL: is not a URL');
   }
   return { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, timeoutMs };
+}
+
+function readSegments(read: Reader, problems: string[]): Segment[] {
+  const segments: Segment[] = [];
+  for (const item of read.list('IDENTIFIER_SEGMENTS', [])) {
+    const segment = (Object.keys(SEGMENT_TYPES) as Segment[]).find((candidate) => candidate === item);
+    if (segment === undefined) problems.push(`IDENTIFIER_SEGMENTS: "${item}" is not one of ${Object.keys(SEGMENT_TYPES).join(', ')}`);
+    else if (!segments.includes(segment)) segments.push(segment);
+  }
+  return segments;
 }
 
 function readPartyShare(read: Reader, problems: string[]): PartyShareField[] {

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OutgoingPayments } from '../aggregate/outgoing-payments.js';
 import type { AcceptResult, CallbackBody, SendMoneyRequest } from '../aggregate/outgoing-types.js';
+import { registerIdentifierRoutes } from '../identifiers/identifier-routes.js';
+import type { IdentifierRegistration } from '../identifiers/registration.js';
 import type { PaymentKind } from '../ports/outgoing-store.js';
 import type { HealthCheck } from './health.js';
 import { registerHealth } from './health.js';
@@ -20,6 +22,8 @@ export interface OutgoingServerOptions extends ServerOptions {
   readonly callbackAuth: 'secret' | 'confirm';
   /** SDK_TRANSFER_TIMEOUT_MS: sets the server's request time limit (outgoingRequestTimeoutMs). */
   readonly transferTimeoutMs: number;
+  /** Identifier opt-in and opt-out (src/identifiers/), served with the channel's credential. */
+  readonly identifiers?: IdentifierRegistration;
 }
 
 /**
@@ -70,6 +74,7 @@ export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCh
     server.get<{ Params: TransferParams }>(path, status, (request) => outgoing.status(request.params.transferId, kind));
   }
   server.get('/payments/needing-attention', { onRequest: channel }, () => outgoing.needingAttention(100));
+  if (options.identifiers !== undefined) registerIdentifierRoutes(server, options.identifiers, channel);
 
   // Requests that presented the right secret; the others reach the handler only with CALLBACK_AUTH=confirm.
   const authenticated = new WeakSet<FastifyRequest>();

@@ -78,6 +78,17 @@ export interface RefundRequest {
   readonly payerId: string;
 }
 
+/**
+ * What the institution says of an identifier about to be registered with the platform: whose
+ * account it is, the account's status, and whether the customer consented to the registration.
+ */
+export interface IdentifierEligibility {
+  readonly accountId: string;
+  readonly currency: string;
+  readonly status: AccountStatus;
+  readonly consent: 'given' | 'withdrawn';
+}
+
 /** Where an institution says a transaction of ours stands. Unknown is never guessed into another value. */
 export type InstitutionTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'unknown' | 'not-found';
 
@@ -129,6 +140,13 @@ export interface CoreBanking {
   refund(request: RefundRequest): Promise<void>;
   /** Status of a collection, refund or other transaction by our reference. */
   transactionStatus(reference: string): Promise<InstitutionTransactionStatus>;
+  /**
+   * Identifier registration: confirms the identifier belongs to a customer of the institution,
+   * with the account's status and the customer's consent. PartyNotFound when nobody has it.
+   * Adapters whose institution cannot confirm consent leave it out: registration then answers
+   * NotSupported naming the adapter.
+   */
+  identifierEligibility?(id: PartyId): Promise<IdentifierEligibility>;
   /** Throws when the institution cannot serve payments now; an InstitutionHealthError says why. */
   health(): Promise<void>;
   /**

@@ -25,7 +25,34 @@ export interface SwitchTransferStatus {
   readonly currentState: SwitchTransferState | 'UNKNOWN';
 }
 
+/** One identifier as the platform registers it (POST /accounts item). */
+export interface PlatformIdentifier {
+  readonly idType: string;
+  readonly idValue: string;
+  readonly idSubValue?: string;
+  readonly currency: string;
+}
+
+/**
+ * The platform's answer to a registration or removal: per identifier, registered (or removed)
+ * or refused with the platform's code; `failed` when the call itself was refused, `unknown`
+ * when it did not answer in time (the outcome may have been applied: a repeat is an update).
+ */
+export type PlatformAnswer =
+  | { readonly outcome: 'answered'; readonly refusals: ReadonlyMap<string, { readonly statusCode: string; readonly message: string }> }
+  | { readonly outcome: 'failed'; readonly httpStatus: number; readonly message: string }
+  | { readonly outcome: 'unknown'; readonly reason: string };
+
+/** The key PlatformAnswer.refusals uses: `Type/ID[/SubId]`. */
+export function platformKey(id: { readonly idType: string; readonly idValue: string; readonly idSubValue?: string }): string {
+  return id.idSubValue === undefined ? `${id.idType}/${id.idValue}` : `${id.idType}/${id.idValue}/${id.idSubValue}`;
+}
+
 export interface SwitchConnector {
+  /** POST /accounts: registers identifiers (at most 10,000 per currency per call). */
+  registerIdentifiers?(items: readonly PlatformIdentifier[]): Promise<PlatformAnswer>;
+  /** DELETE /accounts/{Type}/{ID}[/{SubId}]: removes one identifier from the platform. */
+  deregisterIdentifier?(item: Omit<PlatformIdentifier, 'currency'>): Promise<PlatformAnswer>;
   /** GET /transfers/{transferId}: where the hub says a transfer stands. */
   getTransfer(transferId: string): Promise<SwitchTransferStatus>;
   /** POST /transfers: starts an outbound transfer; blocks through lookup, quote (and FX). */

@@ -1,7 +1,7 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../domain/errors.js';
 import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from '../../ports/outgoing-switch.js';
-import type { SwitchConnector, SwitchTransferStatus } from '../../ports/switch-connector.js';
+import { platformKey, type PlatformAnswer, type PlatformIdentifier, type SwitchConnector, type SwitchTransferStatus } from '../../ports/switch-connector.js';
 import { readErrorTransferState, readOutboundTransfer } from './outbound-transfer.js';
 
 export interface SdkClientOptions {
@@ -59,6 +59,33 @@ export class SdkClient implements SwitchConnector {
     return this.outbound('PUT', `/transfers/${encodeURIComponent(transferId)}`, continuation);
   }
 
+  async registerIdentifiers(items: readonly PlatformIdentifier[]): Promise<PlatformAnswer> {
+    return this.platform('POST', '/accounts', items);
+  }
+
+  async deregisterIdentifier(item: Omit<PlatformIdentifier, 'currency'>): Promise<PlatformAnswer> {
+    const path = ['', 'accounts', item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(encodeURIComponent).join('/');
+    return this.platform('DELETE', path, undefined);
+  }
+
+  /**
+   * Identifier registration and removal: 200 even when items failed (each in response[i].error,
+   * kept by key); 504 means the platform did not answer in time, like a transport timeout.
+   */
+  private async platform(method: 'POST' | 'DELETE', path: string, body: unknown): Promise<PlatformAnswer> {
+    let response: SdkResponse;
+    try {
+      response = await this.call(method, path, body, this.options.timeoutMs);
+    } catch (error) {
+      if (error instanceof ConnectorError && error.errorName === 'SdkTimeout') return { outcome: 'unknown', reason: error.message };
+      if (error instanceof ConnectorError) return { outcome: 'failed', httpStatus: 0, message: error.message };
+      throw error;
+    }
+    if (response.status === 504) return { outcome: 'unknown', reason: sdkErrorDetail(response) };
+    if (response.status < 200 || response.status >= 300) return { outcome: 'failed', httpStatus: response.status, message: sdkErrorDetail(response) };
+    return { outcome: 'answered', refusals: platformRefusals(response.body) };
+  }
+
   /** Sorts an outbound transfer exchange into answered, failed (the transfer did not proceed) or unknown. */
   private async outbound(method: 'POST' | 'PUT', path: string, body: unknown): Promise<OutboundAnswer> {
     const timeoutMs = this.options.transferTimeoutMs ?? Math.max(this.options.timeoutMs, TRANSFER_TIMEOUT_FLOOR_MS);
@@ -85,7 +112,7 @@ export class SdkClient implements SwitchConnector {
   }
 
   /** One HTTP exchange with an explicit timeout; a timeout or a reset is SdkTimeout (outcome unknown). */
-  async call(method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, timeoutMs: number): Promise<SdkResponse> {
+  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, timeoutMs: number): Promise<SdkResponse> {
     // Outside the try: a body that cannot be serialised is our bug, not a transport failure.
     const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
@@ -219,4 +246,28 @@ function describe(error: unknown): string {
 function errorCode(error: unknown): string | undefined {
   if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
   return undefined;
+}
+
+/** Every per-item error of a registration or removal answer, by `Type/ID[/SubId]`. */
+function platformRefusals(body: unknown): Map<string, { statusCode: string; message: string }> {
+  const refusals = new Map<string, { statusCode: string; message: string }>();
+  if (typeof body !== 'object' || body === null) return refusals;
+  const record = body as Record<string, unknown>;
+  const items = Array.isArray(record['response']) ? record['response'] : [];
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null) continue;
+    const entry = item as Record<string, unknown>;
+    const error = entry['error'];
+    if (typeof error !== 'object' || error === null) continue;
+    const detail = error as Record<string, unknown>;
+    const statusCode = typeof detail['statusCode'] === 'string' ? detail['statusCode'] : String(detail['statusCode'] ?? '');
+    const message = typeof detail['message'] === 'string' ? detail['message'] : '';
+    // Removal answers name the identifier at the top level; registration answers per item.
+    const idType = typeof entry['idType'] === 'string' ? entry['idType'] : record['idType'];
+    const idValue = typeof entry['idValue'] === 'string' ? entry['idValue'] : record['idValue'];
+    const idSubValue = typeof entry['idSubValue'] === 'string' ? entry['idSubValue'] : typeof record['subIdOrType'] === 'string' ? record['subIdOrType'] : undefined;
+    if (typeof idType !== 'string' || typeof idValue !== 'string') continue;
+    refusals.set(platformKey({ idType, idValue, ...(idSubValue === undefined ? {} : { idSubValue }) }), { statusCode, message });
+  }
+  return refusals;
 }

@@ -103,6 +103,30 @@ export class SandboxLedger {
     });
   }
 
+  /** Records that the customer behind `id` no longer consents to its registration (idempotent). */
+  async withdrawConsent(id: PartyId): Promise<void> {
+    await this.#write(async (context) => {
+      await context.trx
+        .insertInto('sandbox_consent_withdrawals')
+        .values({ id_type: id.idType, id_value: id.idValue, id_sub_value: id.idSubValue ?? '', withdrawn_at: context.now })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+    });
+  }
+
+  /** Whether the customer behind `id` consents to its registration with the platform (yes unless withdrawn). */
+  async consents(id: PartyId): Promise<boolean> {
+    const row = await this.#database
+      .reader<SandboxSchema>()
+      .selectFrom('sandbox_consent_withdrawals')
+      .select('id_type')
+      .where('id_type', '=', id.idType)
+      .where('id_value', '=', id.idValue)
+      .where('id_sub_value', '=', id.idSubValue ?? '')
+      .executeTakeFirst();
+    return row === undefined;
+  }
+
   async findCustomer(id: PartyId): Promise<SandboxCustomer | undefined> {
     return findCustomer(this.#database.reader<SandboxSchema>(), id);
   }

@@ -1,6 +1,7 @@
 import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type {
+  IdentifierEligibility,
   CollectRequest,
   CollectResult,
   CommitRequest,
@@ -64,6 +65,12 @@ export class SandboxCoreBanking implements CoreBanking {
 
   transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
     return this.#ledger.transactionStatus(reference);
+  }
+
+  async identifierEligibility(id: PartyId): Promise<IdentifierEligibility> {
+    const customer = await this.#ledger.findCustomer(id);
+    if (customer === undefined) throw new ConnectorError('PartyNotFound');
+    return { accountId: customer.accountId, currency: customer.currency, status: customer.status, consent: (await this.#ledger.consents(id)) ? 'given' : 'withdrawn' };
   }
 
   health(): Promise<void> {

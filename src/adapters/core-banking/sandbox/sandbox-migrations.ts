@@ -81,4 +81,18 @@ export const sandboxMigrations: readonly Migration[] = [
       await db.schema.createIndex('sandbox_postings_account').on('sandbox_postings').column('account_id').execute();
     },
   },
+  {
+    id: 'sandbox-002-consent-withdrawals',
+    async up(db) {
+      // Customers who withdrew their consent to have an identifier registered with the platform.
+      await db.schema
+        .createTable('sandbox_consent_withdrawals')
+        .addColumn('id_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('id_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('id_sub_value', 'varchar(128)', (c) => c.notNull())
+        .addColumn('withdrawn_at', 'varchar(30)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('sandbox_consent_withdrawals_pk', ['id_type', 'id_value', 'id_sub_value'])
+        .execute();
+    },
+  },
 ];

@@ -96,6 +96,7 @@ export interface SandboxSchema {
   sandbox_holds: HoldsTable;
   sandbox_debits: DebitsTable;
   sandbox_postings: PostingsTable;
+  sandbox_consent_withdrawals: { id_type: string; id_value: string; id_sub_value: string; withdrawn_at: string };
 }
 
 export type SandboxDb = Kysely<SandboxSchema>;

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PARTY_ID_TYPES } from '../domain/identifiers.js';
+import type { IdentifierRecord } from './identifier-store.js';
+import type { IdentifierInput, IdentifierRegistration } from './registration.js';
+
+/**
+ * Individual opt-in and opt-out of customer identifiers, on the outgoing server with the
+ * channel's credential (x-api-key): the institution's own channels and back office call them.
+ */
+
+const text = (maxLength: number): Record<string, unknown> => ({ type: 'string', minLength: 1, maxLength });
+const consentSchema = {
+  type: 'object',
+  required: ['by', 'at', 'channel'],
+  properties: {
+    by: { ...text(128), description: 'Who asked: the customer, an agent or an operator, as the channel names them' },
+    at: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?(Z|[+-]\\d{2}:\\d{2})$', description: 'When consent was given (ISO 8601)' },
+    channel: { ...text(64), description: 'Where: app, ussd, branch...' },
+  },
+};
+export const identifierRequestSchema = {
+  type: 'object',
+  required: ['idType', 'idValue', 'consent'],
+  properties: {
+    idType: { type: 'string', enum: [...PARTY_ID_TYPES] },
+    idValue: text(128),
+    idSubValue: text(128),
+    consent: consentSchema,
+  },
+};
+const paramsSchema = {
+  type: 'object',
+  required: ['idType', 'idValue'],
+  properties: { idType: { type: 'string', maxLength: 32 }, idValue: text(128), idSubValue: text(128) },
+};
+
+interface IdentifierBody extends IdentifierInput {
+  readonly consent: { readonly by: string; readonly at: string; readonly channel: string };
+}
+
+/** What a caller is told of an identifier: where it stands, never whose account it is. */
+export function identifierView(record: IdentifierRecord): Record<string, unknown> {
+  return {
+    idType: record.idType,
+    idValue: record.idValue,
+    ...(record.idSubValue === undefined ? {} : { idSubValue: record.idSubValue }),
+    currency: record.currency,
+    state: record.state,
+    ...(record.platformCode === null ? {} : { platformError: { statusCode: record.platformCode, message: record.platformMessage ?? '' } }),
+    ...(record.lastError === null ? {} : { lastError: record.lastError }),
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** 200 once the platform has decided (REGISTERED, FAILED, DEREGISTERED), 202 while it is pending. */
+function answer(reply: FastifyReply, record: IdentifierRecord): FastifyReply {
+  const pending = record.state === 'REQUESTED' || record.state === 'OPTING_OUT';
+  return reply.status(pending ? 202 : 200).send(identifierView(record));
+}
+
+export function registerIdentifierRoutes(server: FastifyInstance, registration: IdentifierRegistration, channel: (request: FastifyRequest) => Promise<void>): void {
+  const write = { onRequest: channel, schema: { body: identifierRequestSchema } };
+  server.post<{ Body: IdentifierBody }>('/identifiers', write, async (request, reply) => answer(reply, await registration.register(request.body, request.body.consent)));
+  server.post<{ Body: IdentifierBody }>('/identifiers/opt-out', write, async (request, reply) => answer(reply, await registration.deregister(request.body, request.body.consent)));
+  const read = { onRequest: channel, schema: { params: paramsSchema } };
+  for (const path of ['/identifiers/:idType/:idValue', '/identifiers/:idType/:idValue/:idSubValue']) {
+    server.get<{ Params: IdentifierInput }>(path, read, async (request) => identifierView(await registration.status(request.params)));
+  }
+}

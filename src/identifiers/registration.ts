@@ -1,0 +1,180 @@
+import { ConnectorError, isConnectorError } from '../domain/errors.js';
+import { checkIdentifier, segmentWarning, type Segment } from '../domain/identifier-rules.js';
+import { isPartyIdType } from '../domain/identifiers.js';
+import type { Clock } from '../ports/clock.js';
+import type { CoreBanking } from '../ports/core-banking.js';
+import type { Logger } from '../ports/logger.js';
+import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
+import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
+
+export interface RegistrationSettings {
+  /** The segments the institution serves (IDENTIFIER_SEGMENTS): a type outside them is registered with a warning. */
+  readonly segments: readonly Segment[];
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+  /** At most this many identifiers per POST /accounts, per currency (the switch connector's own batch limit). */
+  readonly batchSize: number;
+}
+
+/** An identifier as a caller names it, before its type's rule is applied. */
+export interface IdentifierInput {
+  readonly idType: string;
+  readonly idValue: string;
+  readonly idSubValue?: string;
+}
+
+/**
+ * Opt-in and opt-out of customer identifiers with the platform (the switch connector's
+ * POST /accounts and DELETE /accounts/...). An identifier is registered only when its type's
+ * rule holds and the institution confirms it belongs to an active customer who consented; a
+ * closed or barred account is opted out instead. Every step is recorded first, so a crash or a
+ * platform outage leaves a REQUESTED or OPTING_OUT row that the recovery pass finishes, and a
+ * repeat never registers or removes anything twice.
+ */
+export class IdentifierRegistration {
+  constructor(
+    private readonly store: IdentifierStore,
+    private readonly coreBanking: CoreBanking,
+    private readonly switchConnector: SwitchConnector,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly settings: RegistrationSettings,
+  ) {}
+
+  /** The identifier in its type's normal form, or a ValidationFailed naming the rule broken. */
+  parse(input: IdentifierInput): IdentifierKey {
+    if (!isPartyIdType(input.idType)) throw new ConnectorError('ValidationFailed', `idType ${input.idType.slice(0, 32)} is not an identifier type`);
+    const check = checkIdentifier(input.idType, input.idValue, input.idSubValue, true);
+    if (!check.ok) throw new ConnectorError('ValidationFailed', `${input.idType} ${check.problem}`);
+    return { idType: input.idType, idValue: check.value, ...(check.subValue === undefined ? {} : { idSubValue: check.subValue }) };
+  }
+
+  /**
+   * Opt-in: records the request with its consent, confirms with the institution, then asks the
+   * platform (unless `deferPlatform`, for bulk: the batch is sent by flushBatch). Answers the
+   * record as it stands.
+   */
+  async register(input: IdentifierInput, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean } = {}): Promise<IdentifierRecord> {
+    const key = this.parse(input);
+    const warning = segmentWarning(this.settings.segments, key.idType);
+    if (warning !== undefined) this.logger.warn({ idType: key.idType }, `identifier registration: ${warning}`);
+    const existing = await this.store.find(key);
+    if (existing?.state === 'REGISTERED' || existing?.state === 'REQUESTED') return existing;
+    const eligibility = await this.#eligibility(key);
+    if (eligibility.status !== 'active') throw new ConnectorError('PayerRejected', `the account is ${eligibility.status}: only active accounts are registered`);
+    if (eligibility.consent !== 'given') throw new ConnectorError('PayerRejected', 'the customer has not consented to the registration');
+    const changes = { accountId: eligibility.accountId, consent, jobId: options.jobId ?? null, nextAttemptAt: this.clock.now().toISOString(), attempts: 0, platformCode: null, platformMessage: null, lastError: null };
+    const inserted = existing === undefined ? await this.store.insert(key, eligibility.currency, 'REQUESTED', changes) : false;
+    if (!inserted) {
+      const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED'], 'REQUESTED', changes);
+      if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
+    }
+    if (options.deferPlatform === true) return (await this.store.find(key)) ?? this.#vanished(key);
+    await this.send([(await this.store.find(key)) ?? this.#vanished(key)]);
+    return (await this.store.find(key)) ?? this.#vanished(key);
+  }
+
+  /** Opt-out: records it, then asks the platform to remove the identifier. */
+  async deregister(input: IdentifierInput, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean } = {}): Promise<IdentifierRecord> {
+    const key = this.parse(input);
+    const existing = await this.store.find(key);
+    if (existing === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
+    if (existing.state === 'DEREGISTERED' || existing.state === 'OPTING_OUT') return existing;
+    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: this.clock.now().toISOString(), attempts: 0, lastError: null });
+    if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
+    if (options.deferPlatform !== true) await this.send([moved]);
+    return (await this.store.find(key)) ?? this.#vanished(key);
+  }
+
+  async status(input: IdentifierInput): Promise<IdentifierRecord> {
+    const key = this.parse(input);
+    const found = await this.store.find(key);
+    if (found === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
+    return found;
+  }
+
+  /**
+   * Sends the platform what `records` ask for: registrations in batches of at most batchSize per
+   * currency, removals one by one. Each answer moves each record once (compare-and-set); an
+   * outage or an unknown outcome leaves them for a later attempt (a repeated registration is an
+   * update at the platform, a repeated removal a no-op).
+   */
+  async send(records: readonly IdentifierRecord[]): Promise<void> {
+    const registrations = records.filter((record) => record.state === 'REQUESTED');
+    const byCurrency = new Map<string, IdentifierRecord[]>();
+    for (const record of registrations) byCurrency.set(record.currency, [...(byCurrency.get(record.currency) ?? []), record]);
+    for (const group of byCurrency.values()) {
+      for (let start = 0; start < group.length; start += this.settings.batchSize) {
+        const batch = group.slice(start, start + this.settings.batchSize);
+        const answer = await this.#platform(() =>
+          this.#switch('registerIdentifiers').registerIdentifiers?.(batch.map((record) => ({ idType: record.idType, idValue: record.idValue, ...(record.idSubValue === undefined ? {} : { idSubValue: record.idSubValue }), currency: record.currency }))),
+        );
+        for (const record of batch) await this.#settle(record, answer, 'REQUESTED', 'REGISTERED');
+      }
+    }
+    for (const record of records.filter((candidate) => candidate.state === 'OPTING_OUT')) {
+      const answer = await this.#platform(() =>
+        this.#switch('deregisterIdentifier').deregisterIdentifier?.({ idType: record.idType, idValue: record.idValue, ...(record.idSubValue === undefined ? {} : { idSubValue: record.idSubValue }) }),
+      );
+      await this.#settle(record, answer, 'OPTING_OUT', 'DEREGISTERED');
+    }
+  }
+
+  async #settle(record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<void> {
+    if (answer.outcome !== 'answered') {
+      const attempts = record.attempts + 1;
+      const backoff = Math.min(this.settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), this.settings.maxBackoffMs);
+      const reason = answer.outcome === 'failed' ? `platform refused the call: HTTP ${answer.httpStatus} ${answer.message}` : `platform did not answer: ${answer.reason}`;
+      await this.store.note(record, from, { attempts, nextAttemptAt: new Date(this.clock.now().getTime() + backoff).toISOString(), lastError: reason.slice(0, 500) });
+      this.logger.warn({ idType: record.idType, state: from, attempts }, `identifier ${from === 'REQUESTED' ? 'registration' : 'removal'} not confirmed; retried later`);
+      return;
+    }
+    const refusal = answer.refusals.get(platformKey(record));
+    if (refusal === undefined) {
+      await this.store.transition(record, [from], to, { platformCode: null, platformMessage: null, lastError: null });
+    } else if (from === 'REQUESTED') {
+      await this.store.transition(record, [from], 'FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+    } else {
+      // A removal the platform refuses leaves the identifier registered there.
+      await this.store.transition(record, [from], 'REGISTERED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+    }
+  }
+
+  async #platform(call: () => Promise<PlatformAnswer> | undefined): Promise<PlatformAnswer> {
+    const answer = await call();
+    if (answer === undefined) throw new ConnectorError('NotSupported', 'the switch connector client cannot register identifiers');
+    return answer;
+  }
+
+  #switch(operation: 'registerIdentifiers' | 'deregisterIdentifier'): SwitchConnector {
+    if (this.switchConnector[operation] === undefined) throw new ConnectorError('NotSupported', `the switch connector client has no ${operation}`);
+    return this.switchConnector;
+  }
+
+  async #eligibility(key: IdentifierKey): Promise<{ accountId: string; currency: string; status: string; consent: string }> {
+    if (this.coreBanking.identifierEligibility === undefined) {
+      throw new ConnectorError('NotSupported', `CBS_ADAPTER=${this.coreBanking.name} cannot confirm that a customer consented to the registration of an identifier`);
+    }
+    try {
+      return await this.coreBanking.identifierEligibility(key);
+    } catch (error) {
+      if (isConnectorError(error, 'PartyNotFound')) throw new ConnectorError('PartyNotFound', 'no customer of the institution has this identifier');
+      throw error;
+    }
+  }
+
+  #vanished(key: IdentifierKey): never {
+    throw new ConnectorError('Internal', `identifier ${key.idType} vanished from the registry`);
+  }
+
+  /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
+  async runOnce(leaseMs: number): Promise<{ claimed: number }> {
+    const due = await this.store.claimDue(this.settings.batchSize, leaseMs);
+    try {
+      if (due.length > 0) await this.send(due);
+    } finally {
+      for (const record of due) await this.store.releaseLease(record);
+    }
+    return { claimed: due.length };
+  }
+}

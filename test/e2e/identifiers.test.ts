@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/sandbox-harness.js';
+
+/**
+ * Individual opt-in and opt-out of customer identifiers through the outgoing server, the
+ * sandbox institution confirming each identifier and the fake switch connector standing in for
+ * the platform's POST /accounts and DELETE /accounts/... (answers as the real one gives them).
+ */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const CONSENT = { by: 'customer 260971000001', at: '2026-11-23T09:58:00.000Z', channel: 'app' };
+
+function accountsCalls(harness: Harness): Array<{ method: string; path: string; body: unknown }> {
+  return harness.fakeSwitch.requests.filter((request) => request.path.startsWith('/accounts')).map((request) => ({ method: request.method, path: request.path, body: request.body }));
+}
+
+describe('identifier opt-in and opt-out', () => {
+  it('registers an active customer\'s MSISDN once, answers its state, and opts it out once', async () => {
+    h = await startHarness();
+    const body = { idType: 'MSISDN', idValue: '260971000001', consent: CONSENT };
+    const registered = { idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW', state: 'REGISTERED', updatedAt: '2026-11-23T10:00:00.000Z' };
+    expect(await h.callOutgoing('POST', '/identifiers', body)).toEqual({ status: 200, body: registered });
+    expect(await h.callOutgoing('POST', '/identifiers', body)).toEqual({ status: 200, body: registered });
+    expect(await h.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).toEqual({ status: 200, body: registered });
+    expect(accountsCalls(h)).toEqual([{ method: 'POST', path: '/accounts', body: [{ idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW' }] }]);
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['MSISDN/260971000001']);
+
+    expect(await h.callOutgoing('POST', '/identifiers/opt-out', body)).toEqual({ status: 200, body: { ...registered, state: 'DEREGISTERED' } });
+    expect(await h.callOutgoing('POST', '/identifiers/opt-out', body)).toEqual({ status: 200, body: { ...registered, state: 'DEREGISTERED' } });
+    expect(accountsCalls(h).slice(1)).toEqual([{ method: 'DELETE', path: '/accounts/MSISDN/260971000001', body: undefined }]);
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual([]);
+    // Opting in again after an opt-out is a new registration.
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+  });
+
+  it('registers only valid identifiers of active customers who consented, each refusal with its reason', async () => {
+    h = await startHarness();
+    const harness = h;
+    const refuse = (body: Record<string, unknown>): Promise<{ status: number; body: unknown }> => harness.callOutgoing('POST', '/identifiers', { consent: CONSENT, ...body });
+    expect(await refuse({ idType: 'MSISDN', idValue: '0971000001' })).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: MSISDN must be an E.164 number in international format, without a leading 0 or 00' } });
+    expect(await refuse({ idType: 'IBAN', idValue: 'GB82WEST12345698765433' })).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: IBAN must have IBAN check digits that agree (MOD 97-10)' } });
+    expect(await refuse({ idType: 'MSISDN', idValue: '260971000003' })).toEqual({ status: 422, body: { statusCode: '4100', message: 'Payer rejected the payment: the account is barred: only active accounts are registered' } });
+    expect(await refuse({ idType: 'MSISDN', idValue: '260971999999' })).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found: no customer of the institution has this identifier' } });
+    await harness.app.sandbox?.withdrawConsent({ idType: 'MSISDN', idValue: '260971000002' });
+    expect(await refuse({ idType: 'MSISDN', idValue: '260971000002' })).toEqual({ status: 422, body: { statusCode: '4100', message: 'Payer rejected the payment: the customer has not consented to the registration' } });
+    expect((await refuse({ idType: 'MSISDN', idValue: '260971000006', consent: { by: 'x', at: 'yesterday', channel: 'app' } })).status).toBe(400);
+    expect(await harness.callOutgoing('GET', '/identifiers/MSISDN/260971000006')).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found: this identifier is not in the registry' } });
+    expect(accountsCalls(harness)).toEqual([]);
+    expect((await harness.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000001', consent: CONSENT }, {})).status).toBe(401);
+  });
+
+  it('keeps the platform\'s refusal with its code; a later opt-in tries again', async () => {
+    h = await startHarness();
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'Add Party information error - identifier already registered by another FSP' });
+    const body = { idType: 'MSISDN', idValue: '260971000006', consent: CONSENT };
+    expect(await h.callOutgoing('POST', '/identifiers', body)).toEqual({
+      status: 200,
+      body: { idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW', state: 'FAILED', platformError: { statusCode: '3003', message: 'Add Party information error - identifier already registered by another FSP' }, updatedAt: '2026-11-23T10:00:00.000Z' },
+    });
+    // A refused identifier is not stuck: opting in again asks the platform again.
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'FAILED', platformError: { statusCode: '3003' } });
+    expect(accountsCalls(h)).toHaveLength(2);
+  });
+
+  it('a platform that does not answer leaves the registration REQUESTED; the recovery pass finishes it once', async () => {
+    h = await startHarness();
+    h.fakeSwitch.failAccounts(504, 1);
+    const body = { idType: 'MSISDN', idValue: '260971000001', consent: CONSENT };
+    expect(await h.callOutgoing('POST', '/identifiers', body)).toEqual({
+      status: 202,
+      body: { idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW', state: 'REQUESTED', lastError: 'platform did not answer: HTTP 504, statusCode 2004: platform did not answer', updatedAt: '2026-11-23T10:00:00.000Z' },
+    });
+    // A repeat while it is pending asks the platform nothing more.
+    expect((await h.callOutgoing('POST', '/identifiers', body)).status).toBe(202);
+    expect(accountsCalls(h)).toHaveLength(1);
+    h.clock.advance(1_000);
+    expect(await h.app.identifiers.runOnce(60_000)).toEqual({ claimed: 1 });
+    expect((await h.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'REGISTERED' });
+    expect(accountsCalls(h)).toHaveLength(2);
+    expect(await h.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
+  });
+
+  it('normalises an IBAN and a PERSONAL_ID needs its kind', async () => {
+    h = await startHarness();
+    const iban = await h.callOutgoing('POST', '/identifiers', { idType: 'IBAN', idValue: 'gb82 west 1234 5698 7654 32', consent: CONSENT });
+    // Normalised first, then looked up: nobody at the sandbox has this IBAN.
+    expect(iban).toEqual({ status: 404, body: { statusCode: '3204', message: 'Party not found: no customer of the institution has this identifier' } });
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'PERSONAL_ID', idValue: '123456/10/1', consent: CONSENT })).body).toEqual({
+      statusCode: '3100',
+      message: 'Generic validation error: PERSONAL_ID needs its kind in the sub-identifier (PartySubIdOrType), e.g. NATIONAL_ID or PASSPORT',
+    });
+  });
+});
