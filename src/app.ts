@@ -34,6 +34,7 @@ import { TRANSFER_TIMEOUT_FLOOR_MS } from './adapters/switch/sdk-client.js';
 import { buildOutgoingServer } from './http/outgoing-server.js';
 import { IdentifierStore, identifierMigrations } from './identifiers/identifier-store.js';
 import { IdentifierRegistration } from './identifiers/registration.js';
+import { IdentifierJobs, identifierJobMigrations } from './identifiers/identifier-jobs.js';
 import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
 import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
@@ -61,6 +62,7 @@ export interface App {
   readonly outgoingRecovery: OutgoingRecovery;
   readonly outgoingServer: FastifyInstance;
   readonly identifiers: IdentifierRegistration;
+  readonly identifierJobs: IdentifierJobs;
   /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
   start(): Promise<{ incomingUrl: string; outgoingUrl: string }>;
   /** Stops accepting requests, finishes what is under way, closes the database. */
@@ -71,7 +73,7 @@ export interface App {
 export async function buildApp(config: Config, logger: Logger, overrides: AppOverrides = {}): Promise<App> {
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await openDatabase(config.store, logger));
-  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations]);
+  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations, ...identifierJobMigrations]);
 
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
@@ -165,13 +167,15 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     segments: config.identifierSegments,
     baseBackoffMs: config.recovery.baseBackoffMs,
     maxBackoffMs: config.recovery.maxBackoffMs,
-    batchSize: 10_000,
+    batchSize: config.identifierBatchSize,
   });
+  const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger);
   const outgoingLoop = new RecoveryLoop(
     async () => {
       const report = await outgoingRecovery.runOnce();
-      // Registrations and removals cut off by a platform outage or a crash.
+      // Registrations and removals cut off by a platform outage or a crash, and bulk jobs cut off by a restart.
       await identifiers.runOnce(config.recovery.leaseMs);
+      await identifierJobs.resumeUnfinished();
       return report;
     },
     config.recovery.intervalMs,
@@ -189,6 +193,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     callbackAuth: config.outgoing.callbackAuth,
     transferTimeoutMs: config.outgoing.transferTimeoutMs,
     identifiers,
+    identifierJobs,
   });
 
   return {
@@ -203,6 +208,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     outgoingRecovery,
     outgoingServer,
     identifiers,
+    identifierJobs,
     async start() {
       await checkInstitutionAtStart(coreBanking, health, logger);
       const incomingUrl = await incomingServer.listen({ host: config.listen.incoming.host, port: config.incomingPort });
@@ -229,6 +235,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       await Promise.all([outgoingServer.close(), incomingServer.close()]);
       await Promise.all([handlersSettled(outgoingServer), handlersSettled(incomingServer)]);
       await outgoing.idle();
+      await identifierJobs.idle();
       await sdkClient.close();
       await coreBanking.close?.();
       await database.close();

@@ -89,6 +89,8 @@ export interface Config {
   readonly mode: 'dfsp' | 'fxp';
   /** Customer segments the institution serves (IDENTIFIER_SEGMENTS): registering a type outside them logs a warning. */
   readonly identifierSegments: readonly Segment[];
+  /** Identifiers per POST /accounts call and currency (the switch connector's own limit is 10,000). */
+  readonly identifierBatchSize: number;
   readonly fx: FxConfig;
 }
 
@@ -218,6 +220,7 @@ export function loadConfig(env: Env): Config {
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
     identifierSegments: readSegments(read, problems),
+    identifierBatchSize: read.integer('IDENTIFIER_BATCH_SIZE', 10_000, 1, 10_000),
     fx: {
       exchangeAdapter: read.oneOf('FX_EXCHANGE_ADAPTER', ['sandbox', 'rest'] as const, 'sandbox'),
       rest: readRestExchange(read, problems),

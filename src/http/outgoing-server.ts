@@ -3,6 +3,7 @@ import type { OutgoingPayments } from '../aggregate/outgoing-payments.js';
 import type { AcceptResult, CallbackBody, SendMoneyRequest } from '../aggregate/outgoing-types.js';
 import { registerIdentifierRoutes } from '../identifiers/identifier-routes.js';
 import type { IdentifierRegistration } from '../identifiers/registration.js';
+import type { IdentifierJobs } from '../identifiers/identifier-jobs.js';
 import type { PaymentKind } from '../ports/outgoing-store.js';
 import type { HealthCheck } from './health.js';
 import { registerHealth } from './health.js';
@@ -24,6 +25,7 @@ export interface OutgoingServerOptions extends ServerOptions {
   readonly transferTimeoutMs: number;
   /** Identifier opt-in and opt-out (src/identifiers/), served with the channel's credential. */
   readonly identifiers?: IdentifierRegistration;
+  readonly identifierJobs?: IdentifierJobs;
 }
 
 /**
@@ -74,7 +76,7 @@ export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCh
     server.get<{ Params: TransferParams }>(path, status, (request) => outgoing.status(request.params.transferId, kind));
   }
   server.get('/payments/needing-attention', { onRequest: channel }, () => outgoing.needingAttention(100));
-  if (options.identifiers !== undefined) registerIdentifierRoutes(server, options.identifiers, channel);
+  if (options.identifiers !== undefined) registerIdentifierRoutes(server, options.identifiers, options.identifierJobs, channel);
 
   // Requests that presented the right secret; the others reach the handler only with CALLBACK_AUTH=confirm.
   const authenticated = new WeakSet<FastifyRequest>();

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PARTY_ID_TYPES } from '../domain/identifiers.js';
 import type { IdentifierRecord } from './identifier-store.js';
+import type { IdentifierJobs, JobAction } from './identifier-jobs.js';
 import type { IdentifierInput, IdentifierRegistration } from './registration.js';
+import { ConnectorError } from '../domain/errors.js';
 
 /**
  * Individual opt-in and opt-out of customer identifiers, on the outgoing server with the
@@ -58,7 +60,16 @@ function answer(reply: FastifyReply, record: IdentifierRecord): FastifyReply {
   return reply.status(pending ? 202 : 200).send(identifierView(record));
 }
 
-export function registerIdentifierRoutes(server: FastifyInstance, registration: IdentifierRegistration, channel: (request: FastifyRequest) => Promise<void>): void {
+/** A bulk file may hold hundreds of thousands of lines. */
+const BULK_BODY_LIMIT = 50 * 1024 * 1024;
+
+export function registerIdentifierRoutes(
+  server: FastifyInstance,
+  registration: IdentifierRegistration,
+  jobs: IdentifierJobs | undefined,
+  channel: (request: FastifyRequest) => Promise<void>,
+): void {
+  if (jobs !== undefined) registerJobRoutes(server, jobs, channel);
   const write = { onRequest: channel, schema: { body: identifierRequestSchema } };
   server.post<{ Body: IdentifierBody }>('/identifiers', write, async (request, reply) => answer(reply, await registration.register(request.body, request.body.consent)));
   server.post<{ Body: IdentifierBody }>('/identifiers/opt-out', write, async (request, reply) => answer(reply, await registration.deregister(request.body, request.body.consent)));
@@ -66,4 +77,35 @@ export function registerIdentifierRoutes(server: FastifyInstance, registration: 
   for (const path of ['/identifiers/:idType/:idValue', '/identifiers/:idType/:idValue/:idSubValue']) {
     server.get<{ Params: IdentifierInput }>(path, read, async (request) => identifierView(await registration.status(request.params)));
   }
+}
+
+/**
+ * Bulk: POST /identifiers/jobs?action=register|opt-out with a CSV (text/csv) or JSON lines
+ * (application/x-ndjson) body answers 202 {jobId, total, ...} at once; GET /identifiers/jobs/{jobId}
+ * tells the progress and GET .../lines every line's result (?format=csv for a report file).
+ */
+function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channel: (request: FastifyRequest) => Promise<void>): void {
+  server.addContentTypeParser(['text/csv', 'application/x-ndjson'], { parseAs: 'string', bodyLimit: BULK_BODY_LIMIT }, (_request, body, done) => done(null, body));
+  const querySchema = { type: 'object', properties: { action: { type: 'string', enum: ['register', 'opt-out'] } } };
+  server.post<{ Querystring: { action?: JobAction }; Body: string }>('/identifiers/jobs', { onRequest: channel, bodyLimit: BULK_BODY_LIMIT, schema: { querystring: querySchema } }, async (request, reply) => {
+    const type = String(request.headers['content-type'] ?? '');
+    const format = type.startsWith('text/csv') ? 'csv' : type.startsWith('application/x-ndjson') ? 'jsonl' : undefined;
+    if (format === undefined || typeof request.body !== 'string') throw new ConnectorError('MalformedSyntax', 'send the file as text/csv or application/x-ndjson');
+    const view = await jobs.submit(request.query.action ?? 'register', request.body, format);
+    return reply.status(202).send(view);
+  });
+  const params = { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string', pattern: '^[0-9a-f]{32}$' } } };
+  server.get<{ Params: { jobId: string } }>('/identifiers/jobs/:jobId', { onRequest: channel, schema: { params } }, async (request) => {
+    try {
+      return await jobs.view(request.params.jobId);
+    } catch {
+      throw new ConnectorError('TransferNotFound', `no identifier job ${request.params.jobId}`);
+    }
+  });
+  server.get<{ Params: { jobId: string }; Querystring: { format?: string } }>('/identifiers/jobs/:jobId/lines', { onRequest: channel, schema: { params } }, async (request, reply) => {
+    const lines = await jobs.lines(request.params.jobId);
+    if (request.query.format !== 'csv') return { lines };
+    const csv = ['line,idType,idValue,idSubValue,outcome,message', ...lines.map((line) => [line.line, line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, (line.message ?? '').replace(/[,\r\n]/g, ' ')].join(','))].join('\n');
+    return reply.type('text/csv').send(`${csv}\n`);
+  });
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { config as loadDotenv } from 'dotenv';
+import { request } from 'undici';
+
+/**
+ * The connector's command line (npx mojaloop-core-connector ...):
+ *
+ *   identifiers register FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]
+ *   identifiers opt-out  FILE [--report REPORT.csv] [--url ...]
+ *
+ * FILE is CSV (header idType,idValue,idSubValue,consentBy,consentAt,consentChannel) or JSON
+ * lines (.jsonl, .ndjson). The file goes to the running connector's outgoing server as a bulk
+ * job (with OUTGOING_API_KEY, from the environment or .env); the command shows its progress,
+ * prints a summary and writes every line's result to the report file. Running it again on the
+ * same file is the same job: what succeeded is not sent again.
+ */
+
+const USAGE = 'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]';
+
+function option(args: string[], name: string): string | undefined {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+function bar(done: number, total: number): string {
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${total === 0 ? 100 : Math.floor((done / total) * 100)}% ${done}/${total}`;
+}
+
+async function main(args: string[]): Promise<number> {
+  if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
+  const [group, action, file] = args;
+  if (group !== 'identifiers' || (action !== 'register' && action !== 'opt-out') || file === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const apiKey = process.env['OUTGOING_API_KEY'];
+  if (apiKey === undefined || apiKey === '') {
+    process.stderr.write('OUTGOING_API_KEY: set it (environment or .env) to the outgoing server\'s channel key\n');
+    return 2;
+  }
+  const base = (option(args, 'url') ?? `http://127.0.0.1:${process.env['OUTGOING_PORT'] ?? '3004'}`).replace(/\/+$/, '');
+  const report = option(args, 'report') ?? `${file}.report.csv`;
+  const format = ['.jsonl', '.ndjson'].includes(extname(file).toLowerCase()) ? 'application/x-ndjson' : 'text/csv';
+  const headers = { 'x-api-key': apiKey };
+  const submitted = await request(`${base}/identifiers/jobs?action=${action}`, { method: 'POST', headers: { ...headers, 'content-type': format }, body: readFileSync(file, 'utf8') });
+  const job = (await submitted.body.json()) as { jobId?: string; total?: number; message?: string };
+  if (submitted.statusCode !== 202 || job.jobId === undefined) {
+    process.stderr.write(`the connector refused the file: HTTP ${submitted.statusCode} ${job.message ?? ''}\n`);
+    return 1;
+  }
+  let view: { state: string; total: number; processed: number; outcomes: Record<string, number> };
+  for (;;) {
+    const answer = await request(`${base}/identifiers/jobs/${job.jobId}`, { headers });
+    view = (await answer.body.json()) as typeof view;
+    process.stderr.write(`\r${bar(view.processed, view.total)}`);
+    if (view.state === 'DONE') break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  process.stderr.write('\n');
+  const lines = await request(`${base}/identifiers/jobs/${job.jobId}/lines?format=csv`, { headers });
+  writeFileSync(report, await lines.body.text());
+  const summary = Object.entries(view.outcomes)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([outcome, count]) => `${outcome} ${count}`)
+    .join(', ');
+  process.stdout.write(`job ${job.jobId}: ${view.total} lines: ${summary}\nreport: ${report}\n`);
+  const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0);
+  return failed === 0 ? 0 : 3;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,290 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
+import { isConnectorError } from '../domain/errors.js';
+import type { Logger } from '../ports/logger.js';
+import type { IdentifierStore } from './identifier-store.js';
+import type { IdentifierRegistration } from './registration.js';
+
+/**
+ * Bulk opt-in and opt-out: a file of identifiers (CSV with a header, or JSON lines) becomes a
+ * job whose lines are all stored before any is processed, so a job cut off by a crash resumes
+ * where it stopped. A job's id is derived from its action and content: uploading the same file
+ * again is the same job, and a line that succeeded is never sent twice.
+ */
+
+export const identifierJobMigrations: readonly Migration[] = [
+  {
+    id: 'identifiers-002-jobs',
+    async up(db) {
+      await db.schema
+        .createTable('identifier_jobs')
+        .addColumn('job_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('action', 'varchar(16)', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .addColumn('state', 'varchar(16)', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('identifier_job_lines')
+        .addColumn('job_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('line', 'integer', (c) => c.notNull())
+        .addColumn('input', 'text', (c) => c.notNull())
+        .addColumn('outcome', 'varchar(16)', (c) => c.notNull())
+        .addColumn('id_type', 'varchar(16)')
+        .addColumn('id_value', 'varchar(128)')
+        .addColumn('id_sub_value', 'varchar(128)')
+        .addColumn('message', 'varchar(256)')
+        .addPrimaryKeyConstraint('identifier_job_lines_pk', ['job_id', 'line'])
+        .execute();
+    },
+  },
+];
+
+export type JobAction = 'register' | 'opt-out';
+
+interface Schema {
+  identifier_jobs: { job_id: string; action: string; total: number; state: string; created_at: string; updated_at: string };
+  identifier_job_lines: {
+    job_id: string;
+    line: number;
+    input: string;
+    outcome: string;
+    id_type: string | null;
+    id_value: string | null;
+    id_sub_value: string | null;
+    message: string | null;
+  };
+}
+
+/** One line of a file, as read: the identifier, the consent, or why it could not be read. */
+export interface FileLine {
+  readonly line: number;
+  readonly input: string;
+  readonly fields?: { idType: string; idValue: string; idSubValue?: string; consent: { by: string; at: string; channel: string } };
+  readonly problem?: string;
+}
+
+const COLUMNS = ['idType', 'idValue', 'idSubValue', 'consentBy', 'consentAt', 'consentChannel'] as const;
+
+/**
+ * Reads a CSV file (first line the header `idType,idValue,idSubValue,consentBy,consentAt,consentChannel`,
+ * in any order; no quoting: identifiers hold no commas) or JSON lines (one object per line with
+ * the same names). Line numbers are the file's own, header included.
+ */
+export function readIdentifierFile(text: string, format: 'csv' | 'jsonl'): FileLine[] {
+  const rows = text.split(/\r?\n/);
+  const lines: FileLine[] = [];
+  if (format === 'jsonl') {
+    rows.forEach((input, index) => {
+      if (input.trim() === '') return;
+      let value: unknown;
+      try {
+        value = JSON.parse(input);
+      } catch {
+        lines.push({ line: index + 1, input, problem: 'not a JSON object' });
+        return;
+      }
+      lines.push(lineOf(index + 1, input, typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}));
+    });
+    return lines;
+  }
+  const header = (rows[0] ?? '').split(',').map((name) => name.trim());
+  const missing = ['idType', 'idValue', 'consentBy', 'consentAt', 'consentChannel'].filter((name) => !header.includes(name));
+  if (missing.length > 0) return [{ line: 1, input: rows[0] ?? '', problem: `the header lacks ${missing.join(', ')} (columns: ${COLUMNS.join(',')})` }];
+  rows.slice(1).forEach((input, index) => {
+    if (input.trim() === '') return;
+    const cells = input.split(',');
+    const record: Record<string, unknown> = {};
+    header.forEach((name, column) => {
+      const cell = cells[column]?.trim();
+      if (cell !== undefined && cell !== '') record[name] = cell;
+    });
+    if (cells.length !== header.length) return void lines.push({ line: index + 2, input, problem: `has ${cells.length} cells, the header ${header.length}` });
+    lines.push(lineOf(index + 2, input, record));
+  });
+  return lines;
+}
+
+function lineOf(line: number, input: string, record: Record<string, unknown>): FileLine {
+  const text = (name: string): string | undefined => (typeof record[name] === 'string' ? (record[name] as string) : undefined);
+  const consent = typeof record['consent'] === 'object' && record['consent'] !== null ? (record['consent'] as Record<string, unknown>) : {};
+  const consentText = (name: string, flat: string): string | undefined => (typeof consent[name] === 'string' ? (consent[name] as string) : text(flat));
+  const idType = text('idType');
+  const idValue = text('idValue');
+  const by = consentText('by', 'consentBy');
+  const at = consentText('at', 'consentAt');
+  const channel = consentText('channel', 'consentChannel');
+  if (idType === undefined || idValue === undefined) return { line, input, problem: 'needs idType and idValue' };
+  if (by === undefined || at === undefined || channel === undefined || Number.isNaN(Date.parse(at))) return { line, input, problem: 'needs the consent: by, at (ISO 8601) and channel' };
+  const idSubValue = text('idSubValue');
+  return { line, input, fields: { idType, idValue, ...(idSubValue === undefined ? {} : { idSubValue }), consent: { by, at, channel } } };
+}
+
+export interface JobView {
+  readonly jobId: string;
+  readonly action: JobAction;
+  readonly state: 'RUNNING' | 'DONE';
+  readonly total: number;
+  readonly processed: number;
+  /** Lines by outcome: invalid, refused (by the institution), and the registry states of the others. */
+  readonly outcomes: Record<string, number>;
+}
+
+export interface LineResult {
+  readonly line: number;
+  readonly idType: string | null;
+  readonly idValue: string | null;
+  readonly idSubValue: string | null;
+  readonly outcome: string;
+  readonly message: string | null;
+}
+
+export class IdentifierJobs {
+  readonly #running = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly registration: IdentifierRegistration,
+    private readonly store: IdentifierStore,
+    private readonly now: () => Date,
+    private readonly logger: Logger,
+  ) {}
+
+  #db(): Kysely<Schema> {
+    return this.database.reader<Schema>();
+  }
+
+  /** Stores the job and all its lines (once per content), then processes it in the background. */
+  async submit(action: JobAction, text: string, format: 'csv' | 'jsonl'): Promise<JobView> {
+    const jobId = createHash('sha256').update(`${action}\n${format}\n${text}`).digest('hex').slice(0, 32);
+    const lines = readIdentifierFile(text, format);
+    const now = this.now().toISOString();
+    await this.database.transaction<Schema, void>(async (trx) => {
+      const created = await trx
+        .insertInto('identifier_jobs')
+        .values({ job_id: jobId, action, total: lines.length, state: 'RUNNING', created_at: now, updated_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      if (Number(created.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+      for (let start = 0; start < lines.length; start += 500) {
+        await trx
+          .insertInto('identifier_job_lines')
+          .values(
+            lines.slice(start, start + 500).map((line) => ({
+              job_id: jobId,
+              line: line.line,
+              // A readable line is kept as the fields read from it, so that it reads the same after a restart.
+              input: line.fields === undefined ? line.input.slice(0, 2000) : JSON.stringify(line.fields),
+              outcome: line.problem === undefined ? 'PENDING' : 'INVALID',
+              id_type: line.fields?.idType.slice(0, 16) ?? null,
+              id_value: line.fields?.idValue.slice(0, 128) ?? null,
+              id_sub_value: line.fields?.idSubValue?.slice(0, 128) ?? null,
+              message: line.problem ?? null,
+            })),
+          )
+          .execute();
+      }
+    });
+    this.resume(jobId);
+    return this.view(jobId);
+  }
+
+  /** Processes the job's pending lines unless this process is at it already. */
+  resume(jobId: string): void {
+    if (this.#running.has(jobId)) return;
+    const work = this.#process(jobId)
+      .catch((error: unknown) => this.logger.error({ jobId, err: error }, 'identifier job stopped; resumed by the next pass'))
+      .finally(() => this.#running.delete(jobId));
+    this.#running.set(jobId, work);
+  }
+
+  /** The recovery pass: resumes every job not done (after a crash or a restart). */
+  async resumeUnfinished(): Promise<number> {
+    const jobs = await this.#db().selectFrom('identifier_jobs').select('job_id').where('state', '=', 'RUNNING').execute();
+    for (const job of jobs) this.resume(job.job_id);
+    return jobs.length;
+  }
+
+  /** Resolves when every job this process started has stopped. */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all([...this.#running.values()]);
+  }
+
+  async #process(jobId: string): Promise<void> {
+    const job = await this.#db().selectFrom('identifier_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
+    if (job === undefined) return;
+    const action = job.action === 'opt-out' ? 'opt-out' : 'register';
+    for (;;) {
+      const pending = await this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', 'PENDING').orderBy('line').limit(500).execute();
+      if (pending.length === 0) break;
+      for (const row of pending) {
+        const fields = readIdentifierFile(row.input, 'jsonl')[0]?.fields;
+        let outcome = 'ACCEPTED';
+        let message: string | null = null;
+        try {
+          if (fields === undefined) throw new Error('unreadable line');
+          const record = action === 'register' ? await this.registration.register(fields, fields.consent, { jobId, deferPlatform: true }) : await this.registration.deregister(fields, fields.consent, { jobId, deferPlatform: true });
+          await this.#setLine(jobId, row.line, outcome, null, record);
+        } catch (error) {
+          outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
+          message = (error instanceof Error ? error.message : String(error)).slice(0, 256);
+          if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
+          await this.#setLine(jobId, row.line, outcome, message);
+        }
+      }
+    }
+    // Every line read: the platform calls, batched per currency.
+    const due = (await this.store.byJob(jobId)).filter((record) => record.state === (action === 'register' ? 'REQUESTED' : 'OPTING_OUT'));
+    await this.registration.send(due);
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
+    });
+    this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  async #setLine(jobId: string, line: number, outcome: string, message: string | null, record?: { idType: string; idValue: string; idSubValue?: string }): Promise<void> {
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx
+        .updateTable('identifier_job_lines')
+        .set({ outcome, message, ...(record === undefined ? {} : { id_type: record.idType, id_value: record.idValue, id_sub_value: record.idSubValue ?? null }) })
+        .where('job_id', '=', jobId)
+        .where('line', '=', line)
+        .execute();
+    });
+  }
+
+  async view(jobId: string): Promise<JobView> {
+    const job = await this.#db().selectFrom('identifier_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
+    if (job === undefined) throw new Error(`no job ${jobId}`);
+    const results = await this.lines(jobId);
+    const outcomes: Record<string, number> = {};
+    for (const result of results) outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
+    return {
+      jobId,
+      action: job.action === 'opt-out' ? 'opt-out' : 'register',
+      state: job.state === 'DONE' ? 'DONE' : 'RUNNING',
+      total: job.total,
+      processed: results.filter((result) => result.outcome !== 'PENDING').length,
+      outcomes,
+    };
+  }
+
+  /** Every line's result: its own outcome, or, once accepted, where its identifier stands in the registry. */
+  async lines(jobId: string): Promise<LineResult[]> {
+    const rows = await this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).orderBy('line').execute();
+    const results: LineResult[] = [];
+    for (const row of rows) {
+      let outcome = row.outcome;
+      let message = row.message;
+      if (row.outcome === 'ACCEPTED' && row.id_type !== null && row.id_value !== null) {
+        const record = await this.store.find({ idType: row.id_type as never, idValue: row.id_value, ...(row.id_sub_value === null ? {} : { idSubValue: row.id_sub_value }) });
+        outcome = record?.state ?? 'ACCEPTED';
+        message = record?.platformCode === null || record === undefined ? (record?.lastError ?? null) : `${record.platformCode} ${record.platformMessage ?? ''}`.trim();
+      }
+      results.push({ line: row.line, idType: row.id_type, idValue: row.id_value, idSubValue: row.id_sub_value, outcome, message });
+    }
+    return results;
+  }
+}

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
+import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { startHarness, type Harness } from '../support/sandbox-harness.js';
+import { request } from 'undici';
+
+/** Bulk opt-in and opt-out: the upload endpoint, its jobs, and the command line in front of it. */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+let build: ConnectorBuild | undefined;
+beforeAll(async () => {
+  build = await buildConnector();
+}, 120_000);
+afterAll(() => build?.remove());
+
+const HEADER = 'idType,idValue,idSubValue,consentBy,consentAt,consentChannel';
+const FILE = [
+  HEADER,
+  'MSISDN,260971000001,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971000002,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971000003,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,0971000006,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971999999,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971000006,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971000008,,,2026-11-20T08:00:00Z,branch',
+  'MSISDN,260971000001,,branch agent 7,2026-11-20T08:00:00Z,branch',
+  '',
+].join('\n');
+
+async function upload(harness: Harness, body: string, type = 'text/csv', action = 'register'): Promise<{ status: number; body: Record<string, unknown> }> {
+  const answer = await request(`${harness.outgoingUrl}/identifiers/jobs?action=${action}`, { method: 'POST', headers: { 'content-type': type, 'x-api-key': TEST_CHANNEL_API_KEY }, body });
+  return { status: answer.statusCode, body: (await answer.body.json()) as Record<string, unknown> };
+}
+
+async function done(harness: Harness, jobId: string): Promise<Record<string, unknown>> {
+  await harness.app.identifierJobs.idle();
+  return (await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body as Record<string, unknown>;
+}
+
+function accountsPosts(harness: Harness): unknown[] {
+  return harness.fakeSwitch.requests.filter((request) => request.method === 'POST' && request.path === '/accounts').map((request) => request.body);
+}
+
+describe('bulk identifier registration', () => {
+  it('registers a CSV file in batches per currency, keeps every line\'s result, and a re-run of the file is a no-op', async () => {
+    h = await startHarness({ env: { IDENTIFIER_BATCH_SIZE: '2' } });
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'already registered by another FSP' });
+    const submitted = await upload(h, FILE);
+    expect(submitted.status).toBe(202);
+    const jobId = String(submitted.body['jobId']);
+    expect(await done(h, jobId)).toEqual({
+      jobId,
+      action: 'register',
+      state: 'DONE',
+      total: 8,
+      processed: 8,
+      outcomes: { FAILED: 1, INVALID: 2, REFUSED: 2, REGISTERED: 3 },
+    });
+    // Three to send, two per call: two calls; the repeated line was the same identifier.
+    expect(accountsPosts(h)).toEqual([
+      [{ idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW' }, { idType: 'MSISDN', idValue: '260971000002', currency: 'ZMW' }],
+      [{ idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW' }],
+    ]);
+    const lines = (await h.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<Record<string, unknown>> };
+    expect(lines.lines.map((line) => [line['line'], line['outcome'], line['message']])).toEqual([
+      [2, 'REGISTERED', null],
+      [3, 'REGISTERED', null],
+      [4, 'REFUSED', 'Payer rejected the payment: the account is barred: only active accounts are registered'],
+      [5, 'INVALID', 'Generic validation error: MSISDN must be an E.164 number in international format, without a leading 0 or 00'],
+      [6, 'REFUSED', 'Party not found: no customer of the institution has this identifier'],
+      [7, 'FAILED', '3003 already registered by another FSP'],
+      [8, 'INVALID', 'needs the consent: by, at (ISO 8601) and channel'],
+      [9, 'REGISTERED', null],
+    ]);
+    // The same file again: the same job, nothing sent again.
+    const again = await upload(h, FILE);
+    expect(again.body['jobId']).toBe(jobId);
+    expect(await done(h, jobId)).toMatchObject({ state: 'DONE', outcomes: { FAILED: 1, INVALID: 2, REFUSED: 2, REGISTERED: 3 } });
+    expect(accountsPosts(h)).toHaveLength(2);
+
+    // Bulk opt-out, as JSON lines.
+    const optOut = ['{"idType":"MSISDN","idValue":"260971000001","consent":{"by":"customer","at":"2026-11-24T08:00:00Z","channel":"ussd"}}', '{"idType":"MSISDN","idValue":"260971000005","consentBy":"c","consentAt":"2026-11-24T08:00:00Z","consentChannel":"ussd"}'].join('\n');
+    const out = await upload(h, optOut, 'application/x-ndjson', 'opt-out');
+    expect(await done(h, String(out.body['jobId']))).toMatchObject({ action: 'opt-out', state: 'DONE', total: 2, outcomes: { DEREGISTERED: 1, REFUSED: 1 } });
+    expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000002']);
+  });
+
+  it('a job cut off by a restart resumes after it and registers each identifier once', async () => {
+    h = await startHarness();
+    const dataDir = h.dataDir;
+    const submitted = await upload(h, [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', 'MSISDN,260971000002,,a,2026-11-20T08:00:00Z,app'].join('\n'));
+    const jobId = String(submitted.body['jobId']);
+    await h.app.identifierJobs.idle();
+    // As if the process died before the second line was read: put it back to PENDING and the job to RUNNING.
+    await h.app.database.transaction<{ identifier_job_lines: { outcome: string; job_id: string; line: number }; identifier_jobs: { state: string; job_id: string } }, void>(async (trx) => {
+      await trx.updateTable('identifier_job_lines').set({ outcome: 'PENDING' }).where('job_id', '=', jobId).where('line', '=', 3).execute();
+      await trx.updateTable('identifier_jobs').set({ state: 'RUNNING' }).where('job_id', '=', jobId).execute();
+    });
+    const fakeSwitch = h.fakeSwitch;
+    await h.stop();
+    const second = await startHarness({ dataDir, fakeSwitch });
+    h = second;
+    expect(await second.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(second, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
+    // The second identifier was registered in the first run already: nothing was sent twice.
+    expect(accountsPosts(second)).toHaveLength(1);
+  });
+
+  it('the command line uploads the file, shows progress, prints a summary and writes the report', async () => {
+    h = await startHarness();
+    const file = join(h.dataDir, 'identifiers.csv');
+    writeFileSync(file, FILE);
+    const report = join(h.dataDir, 'report.csv');
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'register', file, '--url', h?.outgoingUrl ?? '', '--report', report], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: h?.dataDir }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout, stderr }),
+      );
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('[##############################] 100% 8/8');
+    expect(result.stdout).toMatch(/^job [0-9a-f]{32}: 8 lines: INVALID 2, REFUSED 2, REGISTERED 4\nreport: .*report\.csv\n$/);
+    const lines = readFileSync(report, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('line,idType,idValue,idSubValue,outcome,message');
+    expect(lines[1]).toBe('2,MSISDN,260971000001,,REGISTERED,');
+    expect(lines).toHaveLength(9);
+  });
+});
