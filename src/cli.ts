@@ -17,7 +17,7 @@ import { request } from 'undici';
  * same file is the same job: what succeeded is not sent again.
  */
 
-const USAGE = 'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]';
+const USAGE = 'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]\n       mojaloop-core-connector identifiers reconcile [--fix] [--url http://127.0.0.1:3004]';
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(`--${name}`);
@@ -33,7 +33,8 @@ function bar(done: number, total: number): string {
 async function main(args: string[]): Promise<number> {
   if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
   const [group, action, file] = args;
-  if (group !== 'identifiers' || (action !== 'register' && action !== 'opt-out') || file === undefined) {
+  const reconcile = group === 'identifiers' && action === 'reconcile';
+  if (!reconcile && (group !== 'identifiers' || (action !== 'register' && action !== 'opt-out') || file === undefined)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -43,6 +44,8 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const base = (option(args, 'url') ?? `http://127.0.0.1:${process.env['OUTGOING_PORT'] ?? '3004'}`).replace(/\/+$/, '');
+  if (reconcile) return reconcileCommand(base, apiKey, args.includes('--fix'));
+  if (file === undefined) return 2;
   const report = option(args, 'report') ?? `${file}.report.csv`;
   const format = ['.jsonl', '.ndjson'].includes(extname(file).toLowerCase()) ? 'application/x-ndjson' : 'text/csv';
   const headers = { 'x-api-key': apiKey };
@@ -70,6 +73,26 @@ async function main(args: string[]): Promise<number> {
   process.stdout.write(`job ${job.jobId}: ${view.total} lines: ${summary}\nreport: ${report}\n`);
   const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0);
   return failed === 0 ? 0 : 3;
+}
+
+/** Lists what the registry and the institution disagree on; with --fix, opts out and registers to agree. */
+async function reconcileCommand(base: string, apiKey: string, fix: boolean): Promise<number> {
+  const headers = { 'x-api-key': apiKey };
+  const answer = await request(`${base}/identifiers/reconciliation`, { headers });
+  const found = (await answer.body.json()) as { registeredButIneligible?: Array<Record<string, string>>; eligibleNotRegistered?: Array<Record<string, string>>; message?: string };
+  if (answer.statusCode !== 200 || found.registeredButIneligible === undefined || found.eligibleNotRegistered === undefined) {
+    process.stderr.write(`reconciliation refused: HTTP ${answer.statusCode} ${found.message ?? ''}\n`);
+    return 1;
+  }
+  const name = (id: Record<string, string>): string => [id['idType'], id['idValue'], id['idSubValue']].filter((part) => part !== undefined).join('/');
+  for (const item of found.registeredButIneligible) process.stdout.write(`registered but ineligible: ${name(item)} (${item['reason'] ?? ''})\n`);
+  for (const item of found.eligibleNotRegistered) process.stdout.write(`eligible, not registered: ${name(item)}\n`);
+  process.stdout.write(`${found.registeredButIneligible.length} to opt out, ${found.eligibleNotRegistered.length} to register\n`);
+  if (!fix) return found.registeredButIneligible.length + found.eligibleNotRegistered.length === 0 ? 0 : 3;
+  const fixed = await request(`${base}/identifiers/reconciliation/fix`, { method: 'POST', headers });
+  const result = (await fixed.body.json()) as { optedOut: number; registered: number; problems: string[] };
+  process.stdout.write(`fixed: ${result.optedOut} opted out, ${result.registered} registered${result.problems.length === 0 ? '' : `; ${result.problems.length} problem(s): ${result.problems.join('; ')}`}\n`);
+  return result.problems.length === 0 ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

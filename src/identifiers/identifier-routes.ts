@@ -73,6 +73,8 @@ export function registerIdentifierRoutes(
   const write = { onRequest: channel, schema: { body: identifierRequestSchema } };
   server.post<{ Body: IdentifierBody }>('/identifiers', write, async (request, reply) => answer(reply, await registration.register(request.body, request.body.consent)));
   server.post<{ Body: IdentifierBody }>('/identifiers/opt-out', write, async (request, reply) => answer(reply, await registration.deregister(request.body, request.body.consent)));
+  server.get('/identifiers/reconciliation', { onRequest: channel }, () => registration.reconcile());
+  server.post('/identifiers/reconciliation/fix', { onRequest: channel }, () => registration.fixReconciliation());
   const read = { onRequest: channel, schema: { params: paramsSchema } };
   for (const path of ['/identifiers/:idType/:idValue', '/identifiers/:idType/:idValue/:idSubValue']) {
     server.get<{ Params: IdentifierInput }>(path, read, async (request) => identifierView(await registration.status(request.params)));

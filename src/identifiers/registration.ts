@@ -167,6 +167,65 @@ export class IdentifierRegistration {
     throw new ConnectorError('Internal', `identifier ${key.idType} vanished from the registry`);
   }
 
+  /**
+   * Compares the registry with the institution's records: identifiers registered (or being
+   * registered) whose account is no longer active, whose customer withdrew consent or is gone;
+   * and identifiers of active, consenting customers that were never registered. An identifier
+   * its customer opted out of is left alone.
+   */
+  async reconcile(): Promise<Reconciliation> {
+    if (this.coreBanking.listIdentifiers === undefined) {
+      throw new ConnectorError('NotSupported', `CBS_ADAPTER=${this.coreBanking.name} cannot list its customers' identifiers for reconciliation`);
+    }
+    const institution = await this.coreBanking.listIdentifiers();
+    const known = new Map(institution.map((entry) => [platformKey(entry), entry]));
+    const inRegistry = new Set<string>();
+    const registeredButIneligible: Array<IdentifierKey & { readonly state: string; readonly reason: string }> = [];
+    let after: IdentifierKey | undefined;
+    for (;;) {
+      const page = await this.store.inStates(['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'], 500, after);
+      if (page.length === 0) break;
+      for (const record of page) {
+        inRegistry.add(platformKey(record));
+        if (record.state !== 'REGISTERED' && record.state !== 'REQUESTED') continue;
+        const entry = known.get(platformKey(record));
+        const reason = entry === undefined ? 'no customer has it any more' : entry.status !== 'active' ? `the account is ${entry.status}` : entry.consent !== 'given' ? 'the customer withdrew consent' : undefined;
+        if (reason !== undefined) registeredButIneligible.push({ ...keyOf(record), state: record.state, reason });
+      }
+      after = page[page.length - 1];
+    }
+    const eligibleNotRegistered = institution
+      .filter((entry) => entry.status === 'active' && entry.consent === 'given' && !inRegistry.has(platformKey(entry)))
+      .map((entry) => keyOf(entry));
+    return { registeredButIneligible, eligibleNotRegistered };
+  }
+
+  /** Applies a reconciliation: opts out what must not stay registered, registers what should be. */
+  async fixReconciliation(): Promise<{ optedOut: number; registered: number; problems: string[] }> {
+    const found = await this.reconcile();
+    const consent: Consent = { by: 'institution records', at: this.clock.now().toISOString(), channel: 'reconciliation' };
+    const problems: string[] = [];
+    let optedOut = 0;
+    let registered = 0;
+    for (const item of found.registeredButIneligible) {
+      try {
+        const record = await this.deregister(item, consent);
+        if (record.state === 'DEREGISTERED') optedOut += 1;
+      } catch (error) {
+        problems.push(`${platformKey(item)}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    for (const item of found.eligibleNotRegistered) {
+      try {
+        const record = await this.register(item, consent);
+        if (record.state === 'REGISTERED') registered += 1;
+      } catch (error) {
+        problems.push(`${platformKey(item)}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return { optedOut, registered, problems };
+  }
+
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
   async runOnce(leaseMs: number): Promise<{ claimed: number }> {
     const due = await this.store.claimDue(this.settings.batchSize, leaseMs);
@@ -177,4 +236,13 @@ export class IdentifierRegistration {
     }
     return { claimed: due.length };
   }
+}
+
+export interface Reconciliation {
+  readonly registeredButIneligible: ReadonlyArray<IdentifierKey & { readonly state: string; readonly reason: string }>;
+  readonly eligibleNotRegistered: readonly IdentifierKey[];
+}
+
+function keyOf(id: IdentifierKey): IdentifierKey {
+  return { idType: id.idType, idValue: id.idValue, ...(id.idSubValue === undefined ? {} : { idSubValue: id.idSubValue }) };
 }

@@ -147,6 +147,11 @@ export interface CoreBanking {
    * NotSupported naming the adapter.
    */
   identifierEligibility?(id: PartyId): Promise<IdentifierEligibility>;
+  /**
+   * Every identifier of the institution's customers with its eligibility, for reconciliation
+   * with the registry. Adapters whose institution cannot list them leave it out.
+   */
+  listIdentifiers?(): Promise<ReadonlyArray<PartyId & IdentifierEligibility>>;
   /** Throws when the institution cannot serve payments now; an InstitutionHealthError says why. */
   health(): Promise<void>;
   /**

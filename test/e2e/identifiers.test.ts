@@ -96,3 +96,30 @@ describe('identifier opt-in and opt-out', () => {
     });
   });
 });
+
+describe('identifier reconciliation', () => {
+  it('lists registered identifiers the institution no longer backs and consenting customers never registered, and fixes both', async () => {
+    h = await startHarness();
+    for (const idValue of ['260971000001', '260971000002', '260971000006']) {
+      expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue, consent: CONSENT })).body).toMatchObject({ state: 'REGISTERED' });
+    }
+    expect((await h.callOutgoing('POST', '/identifiers/opt-out', { idType: 'MSISDN', idValue: '260971000006', consent: CONSENT })).body).toMatchObject({ state: 'DEREGISTERED' });
+    await h.app.sandbox?.setAccountStatus('zm-acc-0001', 'closed');
+    await h.app.sandbox?.withdrawConsent({ idType: 'MSISDN', idValue: '260971000002' });
+    const expected = {
+      registeredButIneligible: [
+        { idType: 'MSISDN', idValue: '260971000001', state: 'REGISTERED', reason: 'the account is closed' },
+        { idType: 'MSISDN', idValue: '260971000002', state: 'REGISTERED', reason: 'the customer withdrew consent' },
+      ],
+      // Active and consenting, never registered; 260971000006 opted out and is left alone.
+      eligibleNotRegistered: [
+        { idType: 'ACCOUNT_ID', idValue: '1000234567' },
+        { idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings' },
+      ],
+    };
+    expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: expected });
+    expect(await h.callOutgoing('POST', '/identifiers/reconciliation/fix', {})).toEqual({ status: 200, body: { optedOut: 2, registered: 2, problems: [] } });
+    expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: { registeredButIneligible: [], eligibleNotRegistered: [] } });
+    expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['ACCOUNT_ID/1000234567', 'MSISDN/260971000008/savings']);
+  });
+});

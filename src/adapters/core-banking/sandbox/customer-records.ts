@@ -42,6 +42,20 @@ export async function findCustomer(db: SandboxDb, id: PartyId): Promise<SandboxC
   return row === undefined ? undefined : customerFromRow(row);
 }
 
+/** Every customer, in identifier order: for identifier reconciliation. */
+export async function listCustomers(db: SandboxDb): Promise<SandboxCustomer[]> {
+  const rows = await db
+    .selectFrom('sandbox_customers')
+    .innerJoin('sandbox_accounts', 'sandbox_accounts.account_id', 'sandbox_customers.account_id')
+    .selectAll('sandbox_customers')
+    .select(['sandbox_accounts.currency', 'sandbox_accounts.status'])
+    .orderBy('id_type')
+    .orderBy('id_value')
+    .orderBy('id_sub_value')
+    .execute();
+  return rows.map(customerFromRow);
+}
+
 type CustomerRow = Selectable<CustomersTable> & { readonly currency: string; readonly status: string };
 
 function customerFromRow(row: CustomerRow): SandboxCustomer {

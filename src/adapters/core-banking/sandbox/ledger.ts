@@ -4,7 +4,7 @@ import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import { toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
-import { findCustomer, insertCustomer } from './customer-records.js';
+import { findCustomer, insertCustomer, listCustomers } from './customer-records.js';
 import { collectDebit, debitState, refundDebit, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
 import { commitHold, holdState, releaseHold, reserveHold } from './hold-operations.js';
 import { positiveMinor } from './ledger-amounts.js';
@@ -103,6 +103,15 @@ export class SandboxLedger {
     });
   }
 
+  /** An operator's change of an account's status (a closure, a bar, a block, a reopening). */
+  async setAccountStatus(accountId: string, status: Account['status']): Promise<void> {
+    await this.#write(async (context) => {
+      const account = (await lockAccounts(context, [accountId])).get(accountId);
+      if (account === undefined) throw new ConnectorError('ValidationFailed', `no sandbox account ${accountId}`);
+      await context.trx.updateTable('sandbox_accounts').set({ status, updated_at: context.now }).where('account_id', '=', accountId).execute();
+    });
+  }
+
   /** Records that the customer behind `id` no longer consents to its registration (idempotent). */
   async withdrawConsent(id: PartyId): Promise<void> {
     await this.#write(async (context) => {
@@ -125,6 +134,10 @@ export class SandboxLedger {
       .where('id_sub_value', '=', id.idSubValue ?? '')
       .executeTakeFirst();
     return row === undefined;
+  }
+
+  async listCustomers(): Promise<SandboxCustomer[]> {
+    return listCustomers(this.#database.reader<SandboxSchema>());
   }
 
   async findCustomer(id: PartyId): Promise<SandboxCustomer | undefined> {

@@ -73,6 +73,16 @@ export class SandboxCoreBanking implements CoreBanking {
     return { accountId: customer.accountId, currency: customer.currency, status: customer.status, consent: (await this.#ledger.consents(id)) ? 'given' : 'withdrawn' };
   }
 
+  async listIdentifiers(): Promise<Array<PartyId & IdentifierEligibility>> {
+    const customers = await this.#ledger.listCustomers();
+    return Promise.all(
+      customers.map(async (customer) => {
+        const id: PartyId = { idType: customer.idType, idValue: customer.idValue, ...(customer.idSubValue === undefined ? {} : { idSubValue: customer.idSubValue }) };
+        return { ...id, accountId: customer.accountId, currency: customer.currency, status: customer.status, consent: (await this.#ledger.consents(id)) ? ('given' as const) : ('withdrawn' as const) };
+      }),
+    );
+  }
+
   health(): Promise<void> {
     return this.#ledger.health();
   }
