@@ -6,6 +6,8 @@ describe('MSISDN (E.164)', () => {
     expect(checkIdentifier('MSISDN', '260971000001')).toEqual({ ok: true, value: '260971000001' });
     expect(checkIdentifier('MSISDN', '+254700000001')).toEqual({ ok: true, value: '+254700000001' });
     expect(checkIdentifier('MSISDN', '14155550123')).toEqual({ ok: true, value: '14155550123' });
+    expect(checkIdentifier('MSISDN', '260971000008', 'savings')).toEqual({ ok: true, value: '260971000008', subValue: 'savings' });
+    expect(checkIdentifier('MSISDN', '260971000008', 'a\u0007')).toEqual({ ok: false, problem: 'sub-identifier has a control character U+0007 at character 2' });
     expect(countryCallingCode('4915112345678')).toBe('49');
     expect(countryCallingCode('2609')).toBe('260');
   });

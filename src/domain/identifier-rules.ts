@@ -170,11 +170,11 @@ export function checkIdentifier(idType: PartyIdType, value: string, subValue?: s
   if (shared !== undefined) return refuse(shared);
   switch (idType) {
     case 'MSISDN':
-      return checkMsisdn(value);
+      return withSubValue(checkMsisdn(value), subValue);
     case 'EMAIL':
-      return checkEmail(value);
+      return withSubValue(checkEmail(value), subValue);
     case 'IBAN':
-      return checkIban(value);
+      return withSubValue(checkIban(value), subValue);
     case 'PERSONAL_ID':
       return checkPersonalId(value, subValue, requireSubValue);
     case 'DEVICE':
@@ -184,6 +184,13 @@ export function checkIdentifier(idType: PartyIdType, value: string, subValue?: s
     case 'ALIAS':
       return checkFreeFormat(value, subValue);
   }
+}
+
+/** A checked value with the optional sub-identifier (which may disambiguate it) kept, when that is text. */
+function withSubValue(check: IdentifierCheck, subValue: string | undefined): IdentifierCheck {
+  if (!check.ok || subValue === undefined) return check;
+  const problem = plainTextProblem(subValue, 'sub-identifier');
+  return problem === undefined ? accept(check.value, subValue) : refuse(problem);
 }
 
 /** The spec's recommended types per customer segment (Customer identifiers, rule 3). */
