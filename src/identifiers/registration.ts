@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import type { Logger } from '../ports/logger.js';
 import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
+import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
 
 export interface RegistrationSettings {
@@ -32,6 +33,9 @@ export interface IdentifierInput {
  * repeat never registers or removes anything twice.
  */
 export class IdentifierRegistration {
+  /** Requests on one identifier take turns in this process; across replicas the registry's compare-and-set decides. */
+  readonly #serial = new KeyedSerializer();
+
   constructor(
     private readonly store: IdentifierStore,
     private readonly coreBanking: CoreBanking,
@@ -56,6 +60,10 @@ export class IdentifierRegistration {
    */
   async register(input: IdentifierInput, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean } = {}): Promise<IdentifierRecord> {
     const key = this.parse(input);
+    return this.#serial.run(platformKey(key), () => this.#register(key, consent, options));
+  }
+
+  async #register(key: IdentifierKey, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean }): Promise<IdentifierRecord> {
     const warning = segmentWarning(this.settings.segments, key.idType);
     if (warning !== undefined) this.logger.warn({ idType: key.idType }, `identifier registration: ${warning}`);
     const existing = await this.store.find(key);
@@ -77,6 +85,10 @@ export class IdentifierRegistration {
   /** Opt-out: records it, then asks the platform to remove the identifier. */
   async deregister(input: IdentifierInput, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean } = {}): Promise<IdentifierRecord> {
     const key = this.parse(input);
+    return this.#serial.run(platformKey(key), () => this.#deregister(key, consent, options));
+  }
+
+  async #deregister(key: IdentifierKey, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean }): Promise<IdentifierRecord> {
     const existing = await this.store.find(key);
     if (existing === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
     if (existing.state === 'DEREGISTERED' || existing.state === 'OPTING_OUT') return existing;

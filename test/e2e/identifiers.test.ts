@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
 
 /**
@@ -121,5 +122,28 @@ describe('identifier reconciliation', () => {
     expect(await h.callOutgoing('POST', '/identifiers/reconciliation/fix', {})).toEqual({ status: 200, body: { optedOut: 2, registered: 2, problems: [] } });
     expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: { registeredButIneligible: [], eligibleNotRegistered: [] } });
     expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['ACCOUNT_ID/1000234567', 'MSISDN/260971000008/savings']);
+  });
+});
+
+describe('identifier registry on PostgreSQL', () => {
+  it('registers four parallel repeats once each and opts out, through a PostgreSQL store', async () => {
+    const database = await createTestDatabase();
+    try {
+      h = await startHarness({ env: { DATABASE_URL: database.url } });
+      const harness = h;
+      const bodies = ['260971000001', '260971000002', '260971000006'].map((idValue) => ({ idType: 'MSISDN', idValue, consent: CONSENT }));
+      // Each registration asked four times at once: one row and one platform call each.
+      const answers = await Promise.all(bodies.flatMap((body) => [1, 2, 3, 4].map(() => harness.callOutgoing('POST', '/identifiers', body))));
+      expect(answers.every((answer) => answer.status === 200 && (answer.body as { state: string }).state === 'REGISTERED')).toBe(true);
+      const registered = harness.fakeSwitch.requests.filter((request) => request.method === 'POST' && request.path === '/accounts');
+      expect(registered).toHaveLength(3);
+      expect([...harness.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000001', 'MSISDN/260971000002', 'MSISDN/260971000006']);
+      expect((await harness.callOutgoing('POST', '/identifiers/opt-out', bodies[0])).body).toMatchObject({ state: 'DEREGISTERED' });
+      expect((await harness.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'DEREGISTERED' });
+      await harness.close();
+      h = undefined;
+    } finally {
+      await database.drop();
+    }
   });
 });
