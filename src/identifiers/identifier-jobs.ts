@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
-import { isConnectorError } from '../domain/errors.js';
+import { ConnectorError, isConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { IdentifierStore } from './identifier-store.js';
 import type { IdentifierRegistration } from './registration.js';
@@ -43,6 +43,9 @@ export const identifierJobMigrations: readonly Migration[] = [
 ];
 
 export type JobAction = 'register' | 'opt-out';
+
+/** Lines of a job processed at once. */
+const LINE_CONCURRENCY = 32;
 
 interface Schema {
   identifier_jobs: { job_id: string; action: string; total: number; state: string; created_at: string; updated_at: string };
@@ -219,21 +222,16 @@ export class IdentifierJobs {
     for (;;) {
       const pending = await this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', 'PENDING').orderBy('line').limit(500).execute();
       if (pending.length === 0) break;
-      for (const row of pending) {
-        const fields = readIdentifierFile(row.input, 'jsonl')[0]?.fields;
-        let outcome = 'ACCEPTED';
-        let message: string | null = null;
-        try {
-          if (fields === undefined) throw new Error('unreadable line');
-          const record = action === 'register' ? await this.registration.register(fields, fields.consent, { jobId, deferPlatform: true }) : await this.registration.deregister(fields, fields.consent, { jobId, deferPlatform: true });
-          await this.#setLine(jobId, row.line, outcome, null, record);
-        } catch (error) {
-          outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
-          message = (error instanceof Error ? error.message : String(error)).slice(0, 256);
-          if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
-          await this.#setLine(jobId, row.line, outcome, message);
+      // Lines in parallel: their transactions commit together (group commit), and one
+      // identifier's lines take turns in the registration's own queue.
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        for (let index = next++; index < pending.length; index = next++) {
+          const row = pending[index];
+          if (row !== undefined) await this.#line(jobId, action, row);
         }
-      }
+      };
+      await Promise.all(Array.from({ length: LINE_CONCURRENCY }, () => worker()));
     }
     // Every line read: the platform calls, batched per currency.
     const due = (await this.store.byJob(jobId)).filter((record) => record.state === (action === 'register' ? 'REQUESTED' : 'OPTING_OUT'));
@@ -242,6 +240,22 @@ export class IdentifierJobs {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });
     this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  /** One line: registered or opted out (the platform call deferred to the job's batches), or why not. */
+  async #line(jobId: string, action: JobAction, row: Schema['identifier_job_lines']): Promise<void> {
+    const fields = readIdentifierFile(row.input, 'jsonl')[0]?.fields;
+    try {
+      if (fields === undefined) throw new ConnectorError('ValidationFailed', 'unreadable line');
+      const options = { jobId, deferPlatform: true };
+      const record = action === 'register' ? await this.registration.register(fields, fields.consent, options) : await this.registration.deregister(fields, fields.consent, options);
+      await this.#setLine(jobId, row.line, 'ACCEPTED', null, record);
+    } catch (error) {
+      // An outage stops the job here; the next pass resumes it from its pending lines.
+      if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
+      const outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
+      await this.#setLine(jobId, row.line, outcome, (error instanceof Error ? error.message : String(error)).slice(0, 256));
+    }
   }
 
   async #setLine(jobId: string, line: number, outcome: string, message: string | null, record?: { idType: string; idValue: string; idSubValue?: string }): Promise<void> {

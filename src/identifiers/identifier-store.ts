@@ -245,7 +245,7 @@ export class IdentifierStore {
   }
 
   async byJob(jobId: string): Promise<IdentifierRecord[]> {
-    const rows = await this.#db().selectFrom('identifier_registry').selectAll().where('job_id', '=', jobId).orderBy('created_at').execute();
+    const rows = await this.#db().selectFrom('identifier_registry').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').execute();
     return rows.map(recordOf);
   }
 
