@@ -169,7 +169,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     maxBackoffMs: config.recovery.maxBackoffMs,
     batchSize: config.identifierBatchSize,
   });
-  const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger);
+  const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger, config.sdkTimeoutMs + 5000);
   const outgoingLoop = new RecoveryLoop(
     async () => {
       const report = await outgoingRecovery.runOnce();

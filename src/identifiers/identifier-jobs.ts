@@ -128,6 +128,7 @@ function lineOf(line: number, input: string, record: Record<string, unknown>): F
 export interface JobView {
   readonly jobId: string;
   readonly action: JobAction;
+  /** RUNNING until every line is read and the platform answered every identifier. */
   readonly state: 'RUNNING' | 'DONE';
   readonly total: number;
   readonly processed: number;
@@ -153,6 +154,8 @@ export class IdentifierJobs {
     private readonly store: IdentifierStore,
     private readonly now: () => Date,
     private readonly logger: Logger,
+    /** How long a batch is reserved for the job while its platform call is under way (the switch call's timeout and a margin). */
+    private readonly leaseMs: number,
   ) {}
 
   #db(): Kysely<Schema> {
@@ -233,9 +236,11 @@ export class IdentifierJobs {
       };
       await Promise.all(Array.from({ length: LINE_CONCURRENCY }, () => worker()));
     }
-    // Every line read: the platform calls, batched per currency.
-    const due = (await this.store.byJob(jobId)).filter((record) => record.state === (action === 'register' ? 'REQUESTED' : 'OPTING_OUT'));
-    await this.registration.send(due);
+    // Every line read: the platform calls, batched per currency, each batch leased while it is sent.
+    await this.registration.sendJob(jobId, this.leaseMs);
+    // Done once the platform answered every identifier; until then the next pass resumes the job
+    // (a batch still leased by a process that died, a retry after an outage).
+    if ((await this.store.waitingInJob(jobId)) > 0) return;
     await this.database.transaction<Schema, void>(async (trx) => {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });

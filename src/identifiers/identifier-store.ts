@@ -203,19 +203,23 @@ export class IdentifierStore {
 
   /** Claims identifiers whose platform call is due (REQUESTED or OPTING_OUT), leasing them for `leaseMs`. */
   async claimDue(limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
+    return this.#claim(limit, leaseMs, undefined);
+  }
+
+  /** Claims a job's identifiers waiting for the platform, due or not, leasing them for `leaseMs`. */
+  async claimJob(jobId: string, limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
+    return this.#claim(limit, leaseMs, jobId);
+  }
+
+  async #claim(limit: number, leaseMs: number, jobId: string | undefined): Promise<IdentifierRecord[]> {
     const now = this.now();
     const nowText = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
     return this.database.transaction<Schema, IdentifierRecord[]>(async (trx) => {
-      const rows = await trx
-        .selectFrom('identifier_registry')
-        .selectAll()
-        .where('state', 'in', ['REQUESTED', 'OPTING_OUT'])
-        .where('next_attempt_at', '<=', nowText)
-        .where('lease_until', '<=', nowText)
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .execute();
+      let query = trx.selectFrom('identifier_registry').selectAll().where('state', 'in', ['REQUESTED', 'OPTING_OUT']).where('lease_until', '<=', nowText);
+      // A job's identifiers: those never tried yet, and those whose retry is due.
+      query = jobId === undefined ? query.where('next_attempt_at', '<=', nowText) : query.where('job_id', '=', jobId).where((eb) => eb.or([eb('attempts', '=', 0), eb('next_attempt_at', '<=', nowText)]));
+      const rows = await query.orderBy('next_attempt_at').orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').limit(limit).execute();
       const claimed: IdentifierRecord[] = [];
       for (const row of rows) {
         const result = await trx
@@ -242,6 +246,17 @@ export class IdentifierStore {
         .where('id_sub_value', '=', key.idSubValue ?? '')
         .execute();
     });
+  }
+
+  /** How many of a job's identifiers still wait for the platform. */
+  async waitingInJob(jobId: string): Promise<number> {
+    const row = await this.#db()
+      .selectFrom('identifier_registry')
+      .select((eb) => eb.fn.countAll<string | number>().as('count'))
+      .where('job_id', '=', jobId)
+      .where('state', 'in', ['REQUESTED', 'OPTING_OUT'])
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
   }
 
   async byJob(jobId: string): Promise<IdentifierRecord[]> {

@@ -8,6 +8,9 @@ import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
 
+/** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
+const DEFERRED_MS = 300_000;
+
 export interface RegistrationSettings {
   /** The segments the institution serves (IDENTIFIER_SEGMENTS): a type outside them is registered with a warning. */
   readonly segments: readonly Segment[];
@@ -71,7 +74,9 @@ export class IdentifierRegistration {
     const eligibility = await this.#eligibility(key);
     if (eligibility.status !== 'active') throw new ConnectorError('PayerRejected', `the account is ${eligibility.status}: only active accounts are registered`);
     if (eligibility.consent !== 'given') throw new ConnectorError('PayerRejected', 'the customer has not consented to the registration');
-    const changes = { accountId: eligibility.accountId, consent, jobId: options.jobId ?? null, nextAttemptAt: this.clock.now().toISOString(), attempts: 0, platformCode: null, platformMessage: null, lastError: null };
+    // A bulk job sends its own batches: the recovery pass takes its identifiers only if the job stops.
+    const due = new Date(this.clock.now().getTime() + (options.deferPlatform === true ? DEFERRED_MS : 0)).toISOString();
+    const changes = { accountId: eligibility.accountId, consent, jobId: options.jobId ?? null, nextAttemptAt: due, attempts: 0, platformCode: null, platformMessage: null, lastError: null };
     const inserted = existing === undefined ? await this.store.insert(key, eligibility.currency, 'REQUESTED', changes) : false;
     if (!inserted) {
       const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED'], 'REQUESTED', changes);
@@ -92,7 +97,8 @@ export class IdentifierRegistration {
     const existing = await this.store.find(key);
     if (existing === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
     if (existing.state === 'DEREGISTERED' || existing.state === 'OPTING_OUT') return existing;
-    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: this.clock.now().toISOString(), attempts: 0, lastError: null });
+    const due = new Date(this.clock.now().getTime() + (options.deferPlatform === true ? DEFERRED_MS : 0)).toISOString();
+    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: due, attempts: 0, lastError: null });
     if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
     if (options.deferPlatform !== true) await this.send([moved]);
     return (await this.store.find(key)) ?? this.#vanished(key);
@@ -236,6 +242,24 @@ export class IdentifierRegistration {
       }
     }
     return { optedOut, registered, problems };
+  }
+
+  /** Sends a job's waiting identifiers, a leased batch at a time (never alongside the recovery pass). */
+  async sendJob(jobId: string, leaseMs: number): Promise<void> {
+    for (;;) {
+      const claimed = await this.store.claimJob(jobId, this.settings.batchSize, leaseMs);
+      if (claimed.length === 0) return;
+      try {
+        await this.send(claimed);
+      } finally {
+        for (const record of claimed) await this.store.releaseLease(record);
+      }
+      // Those the platform did not answer stay waiting: the recovery pass retries them with backoff.
+      if (claimed.every((record) => record.state === 'REQUESTED' || record.state === 'OPTING_OUT')) {
+        const still = await Promise.all(claimed.map((record) => this.store.find(record)));
+        if (still.every((record) => record?.state === 'REQUESTED' || record?.state === 'OPTING_OUT')) return;
+      }
+    }
   }
 
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
