@@ -119,7 +119,7 @@ describe('fault injection settings (testing only)', () => {
     }
     expect(problems).toEqual([
       'CBS_FAULT_RATE: "1.5" is not a probability from 0 to 1',
-      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health',
+      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health, identifierEligibility, listIdentifiers',
       'CBS_FAULT_KINDS: "slow" is not one of unavailable, timeout',
       'CBS_FAULT_KINDS: names nothing',
       'CBS_FAULT_SEED: "-3" is not a whole number from 0 to 4294967295',
