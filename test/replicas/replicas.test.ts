@@ -139,8 +139,15 @@ describe('two replicas on one PostgreSQL database', () => {
     // Both replicas migrated the same empty database at once and both are up: the advisory lock
     // made them take turns (without it, the second fails on "relation already exists").
     // Every migration of the connector (connector-migrations.ts, outgoing-migrations.ts,
-    // sandbox-migrations.ts) is recorded exactly once, in id order.
-    expect(applied.map((row) => row.id)).toEqual(['connector-001-inbound', 'outgoing-001-payments', 'sandbox-001-ledger']);
+    // sandbox-migrations.ts, the identifier registry's and its jobs') is recorded exactly once.
+    expect(applied.map((row) => row.id)).toEqual([
+      'connector-001-inbound',
+      'identifiers-001-registry',
+      'identifiers-002-jobs',
+      'outgoing-001-payments',
+      'sandbox-001-ledger',
+      'sandbox-002-consent-withdrawals',
+    ]);
     const report = await checkInvariants(d.reader, [], demoAccounts);
     expect(report.problems).toEqual([]);
     expect(report.conservation.ok).toBe(true);
