@@ -38,6 +38,7 @@ import { IdentifierJobs, identifierJobMigrations } from './identifiers/identifie
 import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
 import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
+import { createConnectorMetrics, type ConnectorMetrics } from './metrics/connector-metrics.js';
 
 /** Replaceable parts, for tests and the benchmark. */
 export interface AppOverrides {
@@ -63,6 +64,7 @@ export interface App {
   readonly outgoingServer: FastifyInstance;
   readonly identifiers: IdentifierRegistration;
   readonly identifierJobs: IdentifierJobs;
+  readonly metrics: ConnectorMetrics;
   /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
   start(): Promise<{ incomingUrl: string; outgoingUrl: string }>;
   /** Stops accepting requests, finishes what is under way, closes the database. */
@@ -81,7 +83,8 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
   const wrapped = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
   // The institution's own words stay in logs and records; callers get the catalogue text.
-  const coreBanking = atInstitutionBoundary(wrapped);
+  const metrics = createConnectorMetrics(database);
+  const coreBanking = metrics.instrumentCoreBanking(atInstitutionBoundary(wrapped));
   // TLS files are read before anything opens: a wrong path stops the start with the setting's name.
   const incomingTls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
   const outgoingTls = config.listen.outgoing.tls === undefined ? undefined : await readTlsMaterial(config.listen.outgoing.tls, 'OUTGOING');
@@ -133,6 +136,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
     requestTimeoutMs: config.incomingRequestTimeoutMs,
+    metrics,
     name: 'incoming',
     ...(incomingTls === undefined ? {} : { tls: incomingTls }),
   });
@@ -185,6 +189,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
+    metrics,
     name: 'outgoing',
     ...(outgoingTls === undefined ? {} : { tls: outgoingTls }),
     channelApiKey: config.outgoing.channelApiKey,
@@ -209,6 +214,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     outgoingServer,
     identifiers,
     identifierJobs,
+    metrics,
     async start() {
       await checkInstitutionAtStart(coreBanking, health, logger);
       const incomingUrl = await incomingServer.listen({ host: config.listen.incoming.host, port: config.incomingPort });

@@ -6,6 +6,7 @@ import { textProblem } from '../domain/text.js';
 import type { Logger } from '../ports/logger.js';
 import { mapError } from './error-mapping.js';
 import { parseJsonBody } from './json-body.js';
+import type { ConnectorMetrics } from '../metrics/connector-metrics.js';
 
 export interface ServerOptions {
   readonly logger: Logger;
@@ -21,6 +22,8 @@ export interface ServerOptions {
   readonly requestTimeoutMs?: number;
   /** Connection and request limits; see ServerLimits for the defaults. */
   readonly limits?: Partial<ServerLimits>;
+  /** Prometheus metrics: requests of this server counted and timed, GET /metrics served. */
+  readonly metrics?: ConnectorMetrics;
   /** Serve HTTPS with this certificate and key; with `ca`, clients must present a certificate it signed (mutual TLS). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer | undefined };
 }
@@ -114,6 +117,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
   });
 
   trackHandlers(server);
+  if (options.metrics !== undefined) {
+    options.metrics.instrumentServer(server, options.name);
+    options.metrics.serve(server);
+  }
 
   server.setErrorHandler((error: FastifyError, request, reply) => {
     const converted = convertFastifyError(error);

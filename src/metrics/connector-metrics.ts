@@ -1,0 +1,112 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SqlDatabase } from '../adapters/store/sql-database.js';
+import { isConnectorError } from '../domain/errors.js';
+import type { CoreBanking } from '../ports/core-banking.js';
+import { interceptCoreBanking } from '../adapters/core-banking/intercept.js';
+
+/**
+ * Prometheus metrics of the connector (GET /metrics on each server). Names and labels follow
+ * Prometheus conventions (snake case, base units, `_total` counters); labels carry routes,
+ * operations, outcomes and states only: never an id, an amount or a person's data.
+ */
+
+export interface ConnectorMetrics {
+  readonly registry: Registry;
+  /** Counts and times every request of a server (route template, never the raw URL). */
+  instrumentServer(server: FastifyInstance, name: string): void;
+  /** Wraps the institution adapter: calls by operation and outcome, and their latency. */
+  instrumentCoreBanking(coreBanking: CoreBanking): CoreBanking;
+  /** Serves GET /metrics on a server. */
+  serve(server: FastifyInstance): void;
+}
+
+/** The outcome of an institution call, as a label. */
+export function callOutcome(error: unknown): 'ok' | 'decline' | 'unavailable' | 'timeout' | 'error' {
+  if (error === undefined) return 'ok';
+  if (isConnectorError(error)) {
+    if (error.category === 'timeout') return 'timeout';
+    if (error.category === 'unavailable') return 'unavailable';
+    if (error.category === 'internal') return 'error';
+    return 'decline';
+  }
+  return 'error';
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createConnectorMetrics(database: SqlDatabase): ConnectorMetrics {
+  const registry = new Registry();
+  const requests = new Counter({ name: 'connector_http_requests_total', help: 'HTTP requests answered, by server, route, method and status', labelNames: ['server', 'route', 'method', 'status'], registers: [registry] });
+  const requestSeconds = new Histogram({ name: 'connector_http_request_duration_seconds', help: 'Time to answer a request, by server and route', labelNames: ['server', 'route'], buckets: LATENCY_BUCKETS, registers: [registry] });
+  const institutionCalls = new Counter({ name: 'connector_institution_calls_total', help: 'Calls to the institution, by operation and outcome (ok, decline, unavailable, timeout, error)', labelNames: ['operation', 'outcome'], registers: [registry] });
+  const institutionSeconds = new Histogram({ name: 'connector_institution_call_duration_seconds', help: 'Time of calls to the institution, by operation', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] });
+
+  // Read from the store at each scrape: the truth across replicas, not one process's view.
+  new Gauge({
+    name: 'connector_incoming_transfers',
+    help: 'Incoming transfers by state',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await database.reader<{ inbound_transfers: { state: string } }>().selectFrom('inbound_transfers').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
+      for (const row of rows) this.set({ state: row.state }, Number(row.count));
+    },
+  });
+  new Gauge({
+    name: 'connector_outgoing_payments',
+    help: 'Outgoing payments by state',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await database.reader<{ outgoing_payments: { state: string } }>().selectFrom('outgoing_payments').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
+      for (const row of rows) this.set({ state: row.state }, Number(row.count));
+    },
+  });
+  new Gauge({
+    name: 'connector_items_needing_attention',
+    help: 'Items flagged for an operator, by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const reader = database.reader<{ inbound_transfers: { needs_attention: number }; outgoing_payments: { needs_attention: number } }>();
+      const inbound = await reader.selectFrom('inbound_transfers').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
+      const outgoing = await reader.selectFrom('outgoing_payments').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
+      this.set({ kind: 'incoming_transfer' }, Number(inbound?.count ?? 0));
+      this.set({ kind: 'outgoing_payment' }, Number(outgoing?.count ?? 0));
+    },
+  });
+
+  return {
+    registry,
+    instrumentServer(server, name) {
+      server.addHook('onResponse', (request, reply, done) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        if (route === '/metrics') return done();
+        requests.inc({ server: name, route, method: request.method, status: String(reply.statusCode) });
+        requestSeconds.observe({ server: name, route }, reply.elapsedTime / 1000);
+        done();
+      });
+    },
+    instrumentCoreBanking(coreBanking) {
+      return interceptCoreBanking(coreBanking, async (operation, call) => {
+        const end = institutionSeconds.startTimer({ operation });
+        try {
+          const result = await call();
+          institutionCalls.inc({ operation, outcome: 'ok' });
+          return result;
+        } catch (error) {
+          institutionCalls.inc({ operation, outcome: callOutcome(error) });
+          throw error;
+        } finally {
+          end();
+        }
+      });
+    },
+    serve(server) {
+      server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    },
+  };
+}

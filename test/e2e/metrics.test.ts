@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { startHarness, type Harness } from '../support/sandbox-harness.js';
+
+/** GET /metrics after scripted flows: exact counts, no ids or personal data in any label. */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function scrape(url: string): Promise<string> {
+  const answer = await request(`${url}/metrics`);
+  expect(answer.statusCode).toBe(200);
+  expect(answer.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  return answer.body.text();
+}
+
+/** The sample lines of one metric, without HELP and TYPE. */
+function samples(text: string, name: string): string[] {
+  return text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+}
+
+describe('Prometheus metrics', () => {
+  it('count requests, institution calls and transfers by state after one payee lifecycle and one refused quote', async () => {
+    h = await startHarness();
+    const quoteBody = quoteRequest({ payeeMsisdn: '260971000001', amount: '100' });
+    const quoted = await h.call('POST', '/quoterequests', quoteBody);
+    expect(quoted.status).toBe(200);
+    const transfer = transferRequest(quoteBody, quoted.body as Record<string, unknown>);
+    expect((await h.call('POST', '/transfers', transfer)).status).toBe(200);
+    expect((await h.call('PUT', `/transfers/${String(transfer['transferId'])}`, notification('COMPLETED'))).status).toBe(200);
+    expect((await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: '260971000003', amount: '5' }))).status).toBe(422);
+
+    const text = await scrape(h.incomingUrl);
+    expect(samples(text, 'connector_http_requests_total')).toEqual([
+      'connector_http_requests_total{server="incoming",route="/quoterequests",method="POST",status="200"} 1',
+      'connector_http_requests_total{server="incoming",route="/transfers",method="POST",status="200"} 1',
+      'connector_http_requests_total{server="incoming",route="/transfers/:transferId",method="PUT",status="200"} 1',
+      'connector_http_requests_total{server="incoming",route="/quoterequests",method="POST",status="422"} 1',
+    ]);
+    // The start-up health check, then the payee looked up by each quote and by the transfer.
+    expect(samples(text, 'connector_institution_calls_total')).toEqual([
+      'connector_institution_calls_total{operation="health",outcome="ok"} 1',
+      'connector_institution_calls_total{operation="lookupParty",outcome="ok"} 3',
+      'connector_institution_calls_total{operation="reserve",outcome="ok"} 1',
+      'connector_institution_calls_total{operation="commit",outcome="ok"} 1',
+    ]);
+    expect(samples(text, 'connector_incoming_transfers')).toEqual(['connector_incoming_transfers{state="COMMITTED"} 1']);
+    expect(samples(text, 'connector_items_needing_attention')).toEqual([
+      'connector_items_needing_attention{kind="incoming_transfer"} 0',
+      'connector_items_needing_attention{kind="outgoing_payment"} 0',
+    ]);
+    expect(samples(text, 'connector_http_request_duration_seconds_count')).toContain('connector_http_request_duration_seconds_count{server="incoming",route="/transfers"} 1');
+    // No identifier, transfer id or amount in any label.
+    expect(text).not.toMatch(/260971|[0-9a-f]{8}-[0-9a-f]{4}-|amount/);
+    // Both servers serve the same registry.
+    expect(samples(await scrape(h.outgoingUrl), 'connector_incoming_transfers')).toEqual(['connector_incoming_transfers{state="COMMITTED"} 1']);
+  });
+});
