@@ -77,13 +77,13 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const database = overrides.database ?? (await openDatabase(config.store, logger));
   await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations, ...identifierJobMigrations]);
 
+  const metrics = createConnectorMetrics(database);
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
   if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
   const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
   const wrapped = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
   // The institution's own words stay in logs and records; callers get the catalogue text.
-  const metrics = createConnectorMetrics(database);
   const coreBanking = metrics.instrumentCoreBanking(atInstitutionBoundary(wrapped));
   // TLS files are read before anything opens: a wrong path stops the start with the setting's name.
   const incomingTls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
@@ -95,7 +95,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     transferTimeoutMs: config.outgoing.transferTimeoutMs,
     ...(sdkTls === undefined ? {} : { tls: sdkTls }),
   });
-  const switchConnector = overrides.switchConnector ?? sdkClient;
+  const switchConnector = metrics.instrumentSwitch(overrides.switchConnector ?? sdkClient);
 
   // Both recovery loops take over an intent untouched this long (its request crashed).
   const intentStaleAfterMs = Math.min(config.recovery.baseBackoffMs * 5, 30_000);
@@ -125,7 +125,15 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     intentStaleAfterMs,
     leaseMs: config.recovery.leaseMs,
   });
-  const loop = new RecoveryLoop(() => recovery.runOnce(), config.recovery.intervalMs, logger);
+  const loop = new RecoveryLoop(
+    async () => {
+      const report = await recovery.runOnce();
+      metrics.recordRecovery('incoming_transfer', report);
+      return report;
+    },
+    config.recovery.intervalMs,
+    logger,
+  );
 
   const health: HealthCheck = {
     checks: { store: () => database.health(), institution: () => coreBanking.health() },
@@ -177,8 +185,9 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const outgoingLoop = new RecoveryLoop(
     async () => {
       const report = await outgoingRecovery.runOnce();
+      metrics.recordRecovery('outgoing_payment', report);
       // Registrations and removals cut off by a platform outage or a crash, and bulk jobs cut off by a restart.
-      await identifiers.runOnce(config.recovery.leaseMs);
+      metrics.recordRecovery('identifier', await identifiers.runOnce(config.recovery.leaseMs));
       await identifierJobs.resumeUnfinished();
       return report;
     },

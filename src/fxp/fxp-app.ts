@@ -19,6 +19,7 @@ import { sandboxExchangeMigrations } from './adapters/sandbox-exchange/exchange-
 import { SandboxExchange } from './adapters/sandbox-exchange/sandbox-exchange.js';
 import { RestExchange } from './adapters/rest-exchange/rest-exchange.js';
 import { buildFxpServer } from './http/fxp-server.js';
+import { createConnectorMetrics } from '../metrics/connector-metrics.js';
 import { atExchangeBoundary } from './adapters/exchange-boundary.js';
 import type { Exchange } from './ports/exchange.js';
 import { FxStore, fxStoreMigrations } from './store/fx-store.js';
@@ -98,8 +99,10 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     details: () => ({ rates: rates.status() }),
   };
   const tls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
+  const metrics = createConnectorMetrics(database, 'fxp');
   const server = buildFxpServer(conversions, health, {
     logger,
+    metrics,
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
     requestTimeoutMs: config.incomingRequestTimeoutMs,

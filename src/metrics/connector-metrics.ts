@@ -4,6 +4,7 @@ import type { SqlDatabase } from '../adapters/store/sql-database.js';
 import { isConnectorError } from '../domain/errors.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import { interceptCoreBanking } from '../adapters/core-banking/intercept.js';
+import type { SwitchConnector } from '../ports/switch-connector.js';
 
 /**
  * Prometheus metrics of the connector (GET /metrics on each server). Names and labels follow
@@ -17,6 +18,10 @@ export interface ConnectorMetrics {
   instrumentServer(server: FastifyInstance, name: string): void;
   /** Wraps the institution adapter: calls by operation and outcome, and their latency. */
   instrumentCoreBanking(coreBanking: CoreBanking): CoreBanking;
+  /** Wraps the switch connector client: calls by operation and outcome, and their latency. */
+  instrumentSwitch(switchConnector: SwitchConnector): SwitchConnector;
+  /** Counts a recovery pass's work, by kind of item. */
+  recordRecovery(kind: string, report: { readonly claimed: number; readonly finished?: number; readonly failed?: number }): void;
   /** Serves GET /metrics on a server. */
   serve(server: FastifyInstance): void;
 }
@@ -35,14 +40,115 @@ export function callOutcome(error: unknown): 'ok' | 'decline' | 'unavailable' | 
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export function createConnectorMetrics(database: SqlDatabase): ConnectorMetrics {
+export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fxp' = 'dfsp'): ConnectorMetrics {
   const registry = new Registry();
   const requests = new Counter({ name: 'connector_http_requests_total', help: 'HTTP requests answered, by server, route, method and status', labelNames: ['server', 'route', 'method', 'status'], registers: [registry] });
   const requestSeconds = new Histogram({ name: 'connector_http_request_duration_seconds', help: 'Time to answer a request, by server and route', labelNames: ['server', 'route'], buckets: LATENCY_BUCKETS, registers: [registry] });
   const institutionCalls = new Counter({ name: 'connector_institution_calls_total', help: 'Calls to the institution, by operation and outcome (ok, decline, unavailable, timeout, error)', labelNames: ['operation', 'outcome'], registers: [registry] });
   const institutionSeconds = new Histogram({ name: 'connector_institution_call_duration_seconds', help: 'Time of calls to the institution, by operation', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] });
 
-  // Read from the store at each scrape: the truth across replicas, not one process's view.
+  const switchCalls = new Counter({ name: 'connector_switch_calls_total', help: 'Calls to the switch connector, by operation and outcome (answered, failed, unknown, error)', labelNames: ['operation', 'outcome'], registers: [registry] });
+  const switchSeconds = new Histogram({ name: 'connector_switch_call_duration_seconds', help: 'Time of calls to the switch connector, by operation', labelNames: ['operation'], buckets: [...LATENCY_BUCKETS, 60, 120], registers: [registry] });
+  const recoveryItems = new Counter({ name: 'connector_recovery_items_total', help: 'Items the recovery worker took up, by kind and result (claimed, finished, failed)', labelNames: ['kind', 'result'], registers: [registry] });
+
+  if (mode === 'fxp') {
+    new Gauge({
+      name: 'connector_fx_conversions',
+      help: 'FX conversions (fxTransfers) by state',
+      labelNames: ['state'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const rows = await database.reader<{ fx_conversions: { state: string } }>().selectFrom('fx_conversions').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
+        for (const row of rows) this.set({ state: row.state }, Number(row.count));
+      },
+    });
+    new Gauge({
+      name: 'connector_fx_quotes',
+      help: 'FX quotes given',
+      registers: [registry],
+      async collect() {
+        const row = await database.reader<{ fx_quotes: { conversion_id: string } }>().selectFrom('fx_quotes').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst();
+        this.set(Number(row?.count ?? 0));
+      },
+    });
+  } else registerPaymentGauges(registry, database);
+
+  return {
+    registry,
+    instrumentServer(server, name) {
+      server.addHook('onResponse', (request, reply, done) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        if (route === '/metrics') return done();
+        requests.inc({ server: name, route, method: request.method, status: String(reply.statusCode) });
+        requestSeconds.observe({ server: name, route }, reply.elapsedTime / 1000);
+        done();
+      });
+    },
+    instrumentCoreBanking(coreBanking) {
+      return interceptCoreBanking(coreBanking, async (operation, call) => {
+        const end = institutionSeconds.startTimer({ operation });
+        try {
+          const result = await call();
+          institutionCalls.inc({ operation, outcome: 'ok' });
+          return result;
+        } catch (error) {
+          institutionCalls.inc({ operation, outcome: callOutcome(error) });
+          throw error;
+        } finally {
+          end();
+        }
+      });
+    },
+    instrumentSwitch(switchConnector) {
+      const timed = async <T>(operation: string, call: () => Promise<T>, outcomeOf: (result: T) => string): Promise<T> => {
+        const end = switchSeconds.startTimer({ operation });
+        try {
+          const result = await call();
+          switchCalls.inc({ operation, outcome: outcomeOf(result) });
+          return result;
+        } catch (error) {
+          switchCalls.inc({ operation, outcome: 'error' });
+          throw error;
+        } finally {
+          end();
+        }
+      };
+      const outcome = (answer: { readonly outcome: string }): string => answer.outcome;
+      const register = switchConnector.registerIdentifiers?.bind(switchConnector);
+      const deregister = switchConnector.deregisterIdentifier?.bind(switchConnector);
+      return {
+        getTransfer: (transferId) => timed('getTransfer', () => switchConnector.getTransfer(transferId), () => 'answered'),
+        initiateTransfer: (transfer) => timed('initiateTransfer', () => switchConnector.initiateTransfer(transfer), outcome),
+        continueTransfer: (transferId, continuation) => timed('continueTransfer', () => switchConnector.continueTransfer(transferId, continuation), outcome),
+        ...(register === undefined ? {} : { registerIdentifiers: (items) => timed('registerIdentifiers', () => register(items), outcome) }),
+        ...(deregister === undefined ? {} : { deregisterIdentifier: (item) => timed('deregisterIdentifier', () => deregister(item), outcome) }),
+      };
+    },
+    recordRecovery(kind, report) {
+      if (report.claimed > 0) recoveryItems.inc({ kind, result: 'claimed' }, report.claimed);
+      if ((report.finished ?? 0) > 0) recoveryItems.inc({ kind, result: 'finished' }, report.finished);
+      if ((report.failed ?? 0) > 0) recoveryItems.inc({ kind, result: 'failed' }, report.failed);
+    },
+    serve(server) {
+      server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    },
+  };
+}
+
+/** The payee and payer sides' gauges, read from the store at each scrape: the truth across replicas. */
+function registerPaymentGauges(registry: Registry, database: SqlDatabase): void {
+  new Gauge({
+    name: 'connector_identifiers',
+    help: 'Customer identifiers in the registry, by registration state',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await database.reader<{ identifier_registry: { state: string } }>().selectFrom('identifier_registry').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
+      for (const row of rows) this.set({ state: row.state }, Number(row.count));
+    },
+  });
   new Gauge({
     name: 'connector_incoming_transfers',
     help: 'Incoming transfers by state',
@@ -79,34 +185,4 @@ export function createConnectorMetrics(database: SqlDatabase): ConnectorMetrics 
     },
   });
 
-  return {
-    registry,
-    instrumentServer(server, name) {
-      server.addHook('onResponse', (request, reply, done) => {
-        const route = request.routeOptions.url ?? 'unmatched';
-        if (route === '/metrics') return done();
-        requests.inc({ server: name, route, method: request.method, status: String(reply.statusCode) });
-        requestSeconds.observe({ server: name, route }, reply.elapsedTime / 1000);
-        done();
-      });
-    },
-    instrumentCoreBanking(coreBanking) {
-      return interceptCoreBanking(coreBanking, async (operation, call) => {
-        const end = institutionSeconds.startTimer({ operation });
-        try {
-          const result = await call();
-          institutionCalls.inc({ operation, outcome: 'ok' });
-          return result;
-        } catch (error) {
-          institutionCalls.inc({ operation, outcome: callOutcome(error) });
-          throw error;
-        } finally {
-          end();
-        }
-      });
-    },
-    serve(server) {
-      server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
-    },
-  };
 }

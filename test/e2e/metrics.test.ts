@@ -60,3 +60,31 @@ describe('Prometheus metrics', () => {
     expect(samples(await scrape(h.outgoingUrl), 'connector_incoming_transfers')).toEqual(['connector_incoming_transfers{state="COMMITTED"} 1']);
   });
 });
+
+describe('Prometheus metrics of the outgoing side', () => {
+  it('count switch calls by operation and outcome, and identifiers by registration state', async () => {
+    h = await startHarness();
+    const consent = { by: 'customer', at: '2026-11-23T09:00:00.000Z', channel: 'app' };
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000001', consent })).status).toBe(200);
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000002', { statusCode: '3003', message: 'taken' });
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000002', consent })).status).toBe(200);
+    const text = await scrape(h.outgoingUrl);
+    expect(samples(text, 'connector_switch_calls_total')).toEqual(['connector_switch_calls_total{operation="registerIdentifiers",outcome="answered"} 2']);
+    expect(samples(text, 'connector_identifiers')).toEqual(['connector_identifiers{state="FAILED"} 1', 'connector_identifiers{state="REGISTERED"} 1']);
+    expect(samples(text, 'connector_switch_call_duration_seconds_count')).toEqual(['connector_switch_call_duration_seconds_count{operation="registerIdentifiers"} 2']);
+  });
+});
+
+describe('the sample Grafana dashboard (docs/grafana-dashboard.json)', () => {
+  it('queries only metrics the connector exports', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const dashboard = JSON.parse(await readFile('docs/grafana-dashboard.json', 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
+    const used = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => target.expr.match(/connector_[a-z_]+/g) ?? [])));
+    const { createConnectorMetrics } = await import('../../src/metrics/connector-metrics.js');
+    const fake = {} as Parameters<typeof createConnectorMetrics>[0];
+    const exported = new Set([...createConnectorMetrics(fake, 'dfsp').registry.getMetricsAsArray(), ...createConnectorMetrics(fake, 'fxp').registry.getMetricsAsArray()].map((metric) => metric.name));
+    const histogramSeries = (name: string): string => name.replace(/_(bucket|count|sum)$/, '');
+    expect([...used].map(histogramSeries).filter((name) => !exported.has(name))).toEqual([]);
+    expect(used.size).toBe(12);
+  });
+});

@@ -222,3 +222,25 @@ describe('FX provider mode: refusals, each a distinct 4xx', () => {
   });
 });
 });
+
+describe('FX provider mode metrics', () => {
+  it('GET /metrics counts FX requests, quotes and conversions by state', async () => {
+    const fx = await startFxpHarness({});
+    try {
+      const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+      const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+      await fx.call('POST', '/fxTransfers', transfer);
+      const answer = await fetch(`${fx.url}/metrics`);
+      const text = await answer.text();
+      const lines = text.split('\n').filter((line) => /^connector_(fx_conversions|fx_quotes|http_requests_total)[{ ]/.test(line));
+      expect(lines).toEqual([
+        'connector_http_requests_total{server="fxp",route="/fxQuotes",method="POST",status="200"} 1',
+        'connector_http_requests_total{server="fxp",route="/fxTransfers",method="POST",status="200"} 1',
+        'connector_fx_conversions{state="RESERVED"} 1',
+        'connector_fx_quotes 1',
+      ]);
+    } finally {
+      await fx.close();
+    }
+  });
+});
