@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
 import { quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { sendMoneyBody } from '../support/outgoing-bodies.js';
@@ -16,18 +17,6 @@ const SEED = Number(process.env['FUZZ_SEED'] ?? '10010');
 const REQUESTS = Number(process.env['FUZZ_REQUESTS'] ?? '6000');
 const CONCURRENCY = 8;
 
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Server = 'incoming' | 'outgoing';
 interface Case {
   readonly kind: string;
@@ -39,7 +28,7 @@ interface Case {
 class Fuzzer {
   readonly #random: () => number;
   constructor(seed: number) {
-    this.#random = generator(seed);
+    this.#random = seededRandom(seed);
   }
 
   int(below: number): number {
