@@ -13,16 +13,17 @@ const require = createRequire(import.meta.url);
 type JsonSchema = Record<string, unknown>;
 const backend = require('@mojaloop/api-snippets/lib/sdk-scheme-adapter/v2_1_0/backend/json-schemas.json') as Record<string, JsonSchema>;
 
-function schema(name: string): JsonSchema {
+/** A copy of the backend API v2.1 schema `name` (the caller may adjust it). */
+export function backendSchema(name: string): JsonSchema {
   const found = backend[name];
   if (found === undefined) throw new Error(`api-snippets has no backend schema ${name}`);
   return structuredClone(found);
 }
 
-export const quoteRequestSchema: JsonSchema = schema('quoteRequest');
+export const quoteRequestSchema: JsonSchema = backendSchema('quoteRequest');
 
 export const transferRequestSchema: JsonSchema = (() => {
-  const transfer = schema('transferRequest');
+  const transfer = backendSchema('transferRequest');
   const required = transfer['required'];
   if (Array.isArray(required)) transfer['required'] = required.filter((field) => field !== 'ilpPacket');
   return transfer;
@@ -38,7 +39,7 @@ export const transferNotificationSchema: JsonSchema = {
 };
 
 const idTypeEnum = ((): unknown => {
-  const quote = schema('quoteRequest');
+  const quote = backendSchema('quoteRequest');
   const to = (quote['properties'] as Record<string, JsonSchema>)['to'];
   return ((to?.['properties'] as Record<string, JsonSchema> | undefined)?.['idType'] ?? { type: 'string' });
 })();

@@ -1,24 +1,16 @@
-import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { SWITCH_ID_PATTERN } from '../../domain/identifiers.js';
+import { backendSchema } from '../../http/backend-schemas.js';
 import type { HealthCheck } from '../../http/health.js';
 import { registerHealth } from '../../http/health.js';
 import { createServer, type ServerOptions } from '../../http/server-common.js';
 import type { FxConversions, FxQuoteRequest, FxTransferRequest } from '../aggregate/fx-conversions.js';
 
-const require = createRequire(import.meta.url);
 type JsonSchema = Record<string, unknown>;
-const backend = require('@mojaloop/api-snippets/lib/sdk-scheme-adapter/v2_1_0/backend/json-schemas.json') as Record<string, JsonSchema>;
-
-function schema(name: string): JsonSchema {
-  const found = backend[name];
-  if (found === undefined) throw new Error(`api-snippets has no backend schema ${name}`);
-  return structuredClone(found);
-}
 
 /** The published request schemas; notifications are checked for shape only (their words are read strictly by readFxNotification). */
-export const fxQuoteRequestSchema = schema('FxQuotesPostBackendRequest');
-export const fxTransferRequestSchema = schema('FxTransfersPostBackendRequest');
+export const fxQuoteRequestSchema = backendSchema('FxQuotesPostBackendRequest');
+export const fxTransferRequestSchema = backendSchema('FxTransfersPostBackendRequest');
 const notificationSchema: JsonSchema = {
   type: 'object',
   properties: {
