@@ -1,3 +1,4 @@
+import { urlSetting } from './adapters/core-banking/shared/adapter-settings.js';
 import { SEGMENT_TYPES, type Segment } from './domain/identifier-rules.js';
 import { isCurrencyCode } from './domain/currencies.js';
 import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
@@ -271,21 +272,20 @@ function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): Out
 
 function readRestExchange(read: Reader, problems: string[]): FxConfig['rest'] {
   if (read.optional('FX_EXCHANGE_ADAPTER') !== 'rest') return undefined;
-  const baseUrl = read.optional('FX_REST_BASE_URL');
+  const text = read.optional('FX_REST_BASE_URL');
   const timeoutMs = read.integer('FX_REST_TIMEOUT_MS', 10_000, 50, 120_000);
   const apiKey = read.optional('FX_REST_API_KEY');
-  if (baseUrl === undefined) {
+  if (text === undefined) {
     problems.push('FX_REST_BASE_URL: required with FX_EXCHANGE_ADAPTER=rest');
     return undefined;
   }
-  try {
-    const url = new URL(baseUrl);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('FX_REST_BASE_URL: must be an http(s) URL');
-    if (url.username !== '' || url.password !== '') problems.push('FX_REST_BASE_URL: must not carry credentials; use FX_REST_API_KEY');
-  } catch {
-    problems.push('FX_REST_BASE_URL: is not a URL');
+  // The same URL rules as every adapter's base URL.
+  const baseUrl = urlSetting('FX_REST_BASE_URL', 'Base URL of the exchange').read(text);
+  if ('problem' in baseUrl) {
+    problems.push(`FX_REST_BASE_URL: ${baseUrl.problem}`);
+    return undefined;
   }
-  return { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey, timeoutMs };
+  return { baseUrl: baseUrl.value, apiKey, timeoutMs };
 }
 
 function readSegments(read: Reader, problems: string[]): Segment[] {

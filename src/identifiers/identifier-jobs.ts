@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
 import { ConnectorError, isConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
@@ -48,6 +48,7 @@ export type JobAction = 'register' | 'opt-out';
 const LINE_CONCURRENCY = 32;
 
 interface Schema {
+  identifier_registry: { id_type: string; id_value: string; id_sub_value: string; state: string; platform_code: string | null; platform_message: string | null; last_error: string | null };
   identifier_jobs: { job_id: string; action: string; total: number; state: string; created_at: string; updated_at: string };
   identifier_job_lines: {
     job_id: string;
@@ -277,33 +278,46 @@ export class IdentifierJobs {
   async view(jobId: string): Promise<JobView> {
     const job = await this.#db().selectFrom('identifier_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
     if (job === undefined) throw new Error(`no job ${jobId}`);
-    const results = await this.lines(jobId);
+    // One grouped query, however many lines: progress is polled while a job runs.
+    const groups = await this.#joined(jobId)
+      .select(['l.outcome', 'r.state', (eb) => eb.fn.countAll<string | number>().as('count')])
+      .groupBy(['l.outcome', 'r.state'])
+      .execute();
     const outcomes: Record<string, number> = {};
-    for (const result of results) outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
-    return {
-      jobId,
-      action: job.action === 'opt-out' ? 'opt-out' : 'register',
-      state: job.state === 'DONE' ? 'DONE' : 'RUNNING',
-      total: job.total,
-      processed: results.filter((result) => result.outcome !== 'PENDING').length,
-      outcomes,
-    };
+    let processed = 0;
+    for (const group of groups) {
+      const outcome = lineOutcome(group.outcome, group.state);
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + Number(group.count);
+      if (outcome !== 'PENDING') processed += Number(group.count);
+    }
+    return { jobId, action: job.action === 'opt-out' ? 'opt-out' : 'register', state: job.state === 'DONE' ? 'DONE' : 'RUNNING', total: job.total, processed, outcomes };
   }
 
   /** Every line's result: its own outcome, or, once accepted, where its identifier stands in the registry. */
   async lines(jobId: string): Promise<LineResult[]> {
-    const rows = await this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).orderBy('line').execute();
-    const results: LineResult[] = [];
-    for (const row of rows) {
-      let outcome = row.outcome;
-      let message = row.message;
-      if (row.outcome === 'ACCEPTED' && row.id_type !== null && row.id_value !== null) {
-        const record = await this.store.find({ idType: row.id_type as never, idValue: row.id_value, ...(row.id_sub_value === null ? {} : { idSubValue: row.id_sub_value }) });
-        outcome = record?.state ?? 'ACCEPTED';
-        message = record?.platformCode === null || record === undefined ? (record?.lastError ?? null) : `${record.platformCode} ${record.platformMessage ?? ''}`.trim();
-      }
-      results.push({ line: row.line, idType: row.id_type, idValue: row.id_value, idSubValue: row.id_sub_value, outcome, message });
-    }
-    return results;
+    const rows = await this.#joined(jobId)
+      .select(['l.line', 'l.id_type', 'l.id_value', 'l.id_sub_value', 'l.outcome', 'l.message', 'r.state', 'r.platform_code', 'r.platform_message', 'r.last_error'])
+      .orderBy('l.line')
+      .execute();
+    return rows.map((row) => {
+      const accepted = row.outcome === 'ACCEPTED' && row.state !== null;
+      const platform = row.platform_code === null ? row.last_error : `${row.platform_code} ${row.platform_message ?? ''}`.trim();
+      return { line: row.line, idType: row.id_type, idValue: row.id_value, idSubValue: row.id_sub_value, outcome: lineOutcome(row.outcome, row.state), message: accepted ? platform : row.message };
+    });
   }
+
+  /** A job's lines, each with its identifier's registry row when it has one. */
+  #joined(jobId: string) {
+    return this.#db()
+      .selectFrom('identifier_job_lines as l')
+      .leftJoin('identifier_registry as r', (join) =>
+        join.onRef('r.id_type', '=', 'l.id_type').onRef('r.id_value', '=', 'l.id_value').on(sql<boolean>`r.id_sub_value = coalesce(l.id_sub_value, '')`),
+      )
+      .where('l.job_id', '=', jobId);
+  }
+}
+
+/** An accepted line's outcome is its identifier's registry state; other lines keep their own. */
+function lineOutcome(outcome: string, state: string | null): string {
+  return outcome === 'ACCEPTED' ? (state ?? 'ACCEPTED') : outcome;
 }

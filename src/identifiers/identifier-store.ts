@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
-import type { PartyIdType } from '../domain/identifiers.js';
+import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 
 /**
  * The registry of the institution's customer identifiers and where each stands with the
@@ -125,9 +125,7 @@ export class IdentifierStore {
     const row = await this.#db()
       .selectFrom('identifier_registry')
       .selectAll()
-      .where('id_type', '=', key.idType)
-      .where('id_value', '=', key.idValue)
-      .where('id_sub_value', '=', key.idSubValue ?? '')
+      .where((eb) => eb.and(keyColumns(key)))
       .executeTakeFirst();
     return row === undefined ? undefined : recordOf(row);
   }
@@ -170,18 +168,14 @@ export class IdentifierStore {
       const updated = await trx
         .updateTable('identifier_registry')
         .set({ state: to, updated_at: this.now().toISOString(), ...columns(changes) })
-        .where('id_type', '=', key.idType)
-        .where('id_value', '=', key.idValue)
-        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where((eb) => eb.and(keyColumns(key)))
         .where('state', 'in', [...from])
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) return undefined;
       const row = await trx
         .selectFrom('identifier_registry')
         .selectAll()
-        .where('id_type', '=', key.idType)
-        .where('id_value', '=', key.idValue)
-        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where((eb) => eb.and(keyColumns(key)))
         .executeTakeFirstOrThrow();
       return recordOf(row);
     });
@@ -193,9 +187,7 @@ export class IdentifierStore {
       await trx
         .updateTable('identifier_registry')
         .set({ updated_at: this.now().toISOString(), ...columns(changes) })
-        .where('id_type', '=', key.idType)
-        .where('id_value', '=', key.idValue)
-        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where((eb) => eb.and(keyColumns(key)))
         .where('state', '=', state)
         .execute();
     });
@@ -225,9 +217,7 @@ export class IdentifierStore {
         const result = await trx
           .updateTable('identifier_registry')
           .set({ lease_until: until })
-          .where('id_type', '=', row.id_type)
-          .where('id_value', '=', row.id_value)
-          .where('id_sub_value', '=', row.id_sub_value)
+          .where((eb) => eb.and({ id_type: row.id_type, id_value: row.id_value, id_sub_value: row.id_sub_value }))
           .where('lease_until', '=', row.lease_until)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) === 1) claimed.push(recordOf(row));
@@ -241,9 +231,7 @@ export class IdentifierStore {
       await trx
         .updateTable('identifier_registry')
         .set({ lease_until: this.now().toISOString() })
-        .where('id_type', '=', key.idType)
-        .where('id_value', '=', key.idValue)
-        .where('id_sub_value', '=', key.idSubValue ?? '')
+        .where((eb) => eb.and(keyColumns(key)))
         .execute();
     });
   }
@@ -282,6 +270,11 @@ export class IdentifierStore {
   }
 }
 
+/** The primary key of an identifier's row (no sub-value is stored as ''). */
+function keyColumns(key: IdentifierKey): { id_type: string; id_value: string; id_sub_value: string } {
+  return { id_type: key.idType, id_value: key.idValue, id_sub_value: key.idSubValue ?? '' };
+}
+
 function columns(changes: RegistryChanges): Partial<Row> {
   return {
     ...(changes.accountId === undefined ? {} : { account_id: changes.accountId }),
@@ -299,9 +292,9 @@ const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED
 
 function recordOf(row: Row): IdentifierRecord {
   const state = STATES.find((candidate) => candidate === row.state);
-  if (state === undefined) throw new Error(`identifier registry: state ${row.state}`);
+  if (state === undefined || !isPartyIdType(row.id_type)) throw new Error(`identifier registry: stored ${row.id_type} in state ${row.state}`);
   return {
-    idType: row.id_type as PartyIdType,
+    idType: row.id_type,
     idValue: row.id_value,
     ...(row.id_sub_value === '' ? {} : { idSubValue: row.id_sub_value }),
     currency: row.currency,

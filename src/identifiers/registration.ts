@@ -124,16 +124,12 @@ export class IdentifierRegistration {
     for (const group of byCurrency.values()) {
       for (let start = 0; start < group.length; start += this.settings.batchSize) {
         const batch = group.slice(start, start + this.settings.batchSize);
-        const answer = await this.#platform(() =>
-          this.#switch('registerIdentifiers').registerIdentifiers?.(batch.map((record) => ({ idType: record.idType, idValue: record.idValue, ...(record.idSubValue === undefined ? {} : { idSubValue: record.idSubValue }), currency: record.currency }))),
-        );
+        const answer = await this.#platformCall('registerIdentifiers')(batch.map((record) => ({ ...keyOf(record), currency: record.currency })));
         for (const record of batch) await this.#settle(record, answer, 'REQUESTED', 'REGISTERED');
       }
     }
     for (const record of records.filter((candidate) => candidate.state === 'OPTING_OUT')) {
-      const answer = await this.#platform(() =>
-        this.#switch('deregisterIdentifier').deregisterIdentifier?.({ idType: record.idType, idValue: record.idValue, ...(record.idSubValue === undefined ? {} : { idSubValue: record.idSubValue }) }),
-      );
+      const answer = await this.#platformCall('deregisterIdentifier')(keyOf(record));
       await this.#settle(record, answer, 'OPTING_OUT', 'DEREGISTERED');
     }
   }
@@ -158,15 +154,11 @@ export class IdentifierRegistration {
     }
   }
 
-  async #platform(call: () => Promise<PlatformAnswer> | undefined): Promise<PlatformAnswer> {
-    const answer = await call();
-    if (answer === undefined) throw new ConnectorError('NotSupported', 'the switch connector client cannot register identifiers');
-    return answer;
-  }
-
-  #switch(operation: 'registerIdentifiers' | 'deregisterIdentifier'): SwitchConnector {
-    if (this.switchConnector[operation] === undefined) throw new ConnectorError('NotSupported', `the switch connector client has no ${operation}`);
-    return this.switchConnector;
+  /** The switch connector's registration call, or NotSupported when its client has none. */
+  #platformCall<K extends 'registerIdentifiers' | 'deregisterIdentifier'>(operation: K): NonNullable<SwitchConnector[K]> {
+    const call = this.switchConnector[operation];
+    if (call === undefined) throw new ConnectorError('NotSupported', `the switch connector client has no ${operation}`);
+    return call.bind(this.switchConnector) as NonNullable<SwitchConnector[K]>;
   }
 
   async #eligibility(key: IdentifierKey): Promise<{ accountId: string; currency: string; status: string; consent: string }> {
@@ -254,11 +246,9 @@ export class IdentifierRegistration {
       } finally {
         for (const record of claimed) await this.store.releaseLease(record);
       }
-      // Those the platform did not answer stay waiting: the recovery pass retries them with backoff.
-      if (claimed.every((record) => record.state === 'REQUESTED' || record.state === 'OPTING_OUT')) {
-        const still = await Promise.all(claimed.map((record) => this.store.find(record)));
-        if (still.every((record) => record?.state === 'REQUESTED' || record?.state === 'OPTING_OUT')) return;
-      }
+      // A batch the platform did not answer stays waiting, with its backoff: leave it to the next pass.
+      const after = await Promise.all(claimed.map((record) => this.store.find(record)));
+      if (after.every((record) => record?.state === 'REQUESTED' || record?.state === 'OPTING_OUT')) return;
     }
   }
 

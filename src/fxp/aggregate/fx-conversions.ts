@@ -1,4 +1,4 @@
-import { ConnectorError, asInstitutionError, isConnectorError } from '../../domain/errors.js';
+import { ConnectorError, asInstitutionError, isConnectorError, storedError } from '../../domain/errors.js';
 import { compareDecimal, sameMoney, type Money } from '../../domain/money.js';
 import { requestHash } from '../../domain/request-hash.js';
 import { isDecline } from '../../aggregate/inbound-settlement.js';
@@ -8,7 +8,7 @@ import { KeyedSerializer } from '../../shared/keyed-serializer.js';
 import { ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
-import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
+import type { ConversionRecord, FxStore } from '../store/fx-store.js';
 import type { RateSource } from './rate-source.js';
 
 /** POST /fxQuotes as the switch connector sends it (backend API v2.1, FxQuotesPostBackendRequest). */
@@ -154,8 +154,8 @@ export class FxConversions {
         expiration,
         nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs),
       });
-      const conversion = inserted ? await this.deps.store.findConversion(id) : await this.deps.store.findConversion(id);
-      if (conversion === undefined) throw new ConnectorError('Internal', `conversion ${id} vanished`);
+      // Not inserted: a racing duplicate stored it first, answered as a repeat.
+      const conversion = await this.#reread(id);
       if (!inserted && conversion.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
       return this.#resumeTransfer(conversion);
     });
@@ -295,7 +295,7 @@ export class FxConversions {
     const backoff = Math.min(settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), settings.maxBackoffMs);
     const needsAttention = attempts >= settings.attentionAfterAttempts || conversion.needsAttention;
     const message = error instanceof Error ? error.message : String(error);
-    await this.deps.store.note(conversion.commitRequestId, conversion.state as ConversionState, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError: message.slice(0, 500) });
+    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError: message.slice(0, 500) });
     this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
   }
 
@@ -326,11 +326,5 @@ function answerRepeat(storedHash: string, hash: string, answer: string): unknown
 
 /** The exchange's refusal, answered again as the first time (its detail kept for the logs only). */
 function storedRefusal(conversion: ConversionRecord): unknown {
-  const name = conversion.errorName;
-  const detail = (conversion.lastError ?? 'the conversion was refused').replace(/^[^:]*: /, '');
-  return asInstitutionError(new ConnectorError(name !== null && isKnown(name) ? name : 'FxInsufficientLiquidity', detail));
-}
-
-function isKnown(name: string): name is 'FxInsufficientLiquidity' | 'FxPairNotSupported' | 'ModifiedRequest' | 'TransferStateConflict' {
-  return ['FxInsufficientLiquidity', 'FxPairNotSupported', 'ModifiedRequest', 'TransferStateConflict'].includes(name);
+  return asInstitutionError(storedError({ errorName: conversion.errorName, errorMessage: conversion.lastError }, `failed conversion ${conversion.commitRequestId}`));
 }

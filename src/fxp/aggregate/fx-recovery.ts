@@ -43,9 +43,13 @@ export class FxRecovery {
                 await this.conversions.reserve(conversion);
                 return 'finished';
               }
-              await this.store.transition(id, ['RESERVING'], 'RELEASING', { lastError: 'never answered RESERVED before expiration' });
-              await this.conversions.finishRelease({ ...conversion, state: 'RELEASING' });
-              return 'finished';
+              {
+                // Only if it is still RESERVING: a retried POST may have reserved it meanwhile.
+                const releasing = await this.store.transition(id, ['RESERVING'], 'RELEASING', { lastError: 'never answered RESERVED before expiration' });
+                if (releasing === undefined) return 'gone';
+                await this.conversions.finishRelease(releasing);
+                return 'finished';
+              }
             case 'COMMITTING':
               await this.conversions.finishCommit(conversion);
               return 'finished';

@@ -96,7 +96,8 @@ function chargeInTarget(sourceMinor: bigint, grossTarget: bigint, pricing: Conve
   if (charge.currency === pricing.targetCurrency) return toMinorUnits(charge.fixed, charge.currency) + percentRoundingUp(grossTarget, charge.percent);
   const inSource = toMinorUnits(charge.fixed, charge.currency) + percentRoundingUp(sourceMinor, charge.percent);
   // Converted at the rate, rounded up: the provider never charges less than it set.
-  return divideRoundingUp(inSource * scaled(pricing).numerator, scaled(pricing).denominator);
+  const { numerator, denominator } = scaled(pricing);
+  return divideRoundingUp(inSource * numerator, denominator);
 }
 
 /** The charge of a RECEIVE, in source minor units (rounded up). */
