@@ -6,6 +6,7 @@ import { InboundSettlement } from './aggregate/inbound-settlement.js';
 import { InboundRecovery, RecoveryLoop } from './aggregate/recovery.js';
 import { connectorMigrations } from './adapters/store/connector-migrations.js';
 import { SqlInboundStore } from './adapters/store/inbound-store.js';
+import { AuditTrail, auditMigrations } from './adapters/store/audit-trail.js';
 import { openDatabase } from './adapters/store/open-database.js';
 import { createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
 import { withFaults } from './adapters/core-banking/fault-settings.js';
@@ -75,7 +76,7 @@ export interface App {
 export async function buildApp(config: Config, logger: Logger, overrides: AppOverrides = {}): Promise<App> {
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await openDatabase(config.store, logger));
-  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations, ...identifierJobMigrations]);
+  await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations, ...identifierJobMigrations, ...auditMigrations]);
 
   const metrics = createConnectorMetrics(database);
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);

@@ -20,13 +20,14 @@ export function failedAttempt(
   now: Date,
   attempts: number,
   error: unknown,
-): { readonly attempts: number; readonly nextAttemptAt: string; readonly lastError: string; readonly needsAttention: boolean } {
+): { readonly attempts: number; readonly nextAttemptAt: string; readonly lastError: string; readonly needsAttention: boolean; readonly errorCode: string } {
   const backoffMs = Math.min(retry.baseBackoffMs * 2 ** Math.min(attempts - 1, 30), retry.maxBackoffMs);
   return {
     attempts,
     nextAttemptAt: new Date(now.getTime() + backoffMs).toISOString(),
     lastError: error instanceof Error ? error.message : 'unknown error',
     needsAttention: attempts >= retry.attentionAfterAttempts || isDecline(error),
+    errorCode: errorCodeOf(error),
   };
 }
 

@@ -7,6 +7,7 @@ import type { OutgoingPayments } from './outgoing-payments.js';
 import type { OutgoingSettlement } from './outgoing-settlement.js';
 import { isFinalOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
 import { workWithinLease, type RecoveryReport } from './recovery.js';
+import { withAuditCause } from '../audit/audit-cause.js';
 
 export interface OutgoingRecoverySettings {
   readonly batchSize: number;
@@ -38,7 +39,12 @@ export class OutgoingRecovery {
     private readonly settings: OutgoingRecoverySettings,
   ) {}
 
-  async runOnce(): Promise<RecoveryReport> {
+  /** One pass; every change it makes is audited with the cause `recovery`. */
+  runOnce(): Promise<RecoveryReport> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  }
+
+  async #pass(): Promise<RecoveryReport> {
     const now = this.clock.now().getTime();
     const groups: Array<[readonly OutgoingState[], number]> = [
       [['REFUNDING', 'CONFIRMING', 'COLLECTING'], this.settings.intentStaleAfterMs],

@@ -7,7 +7,7 @@ import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore } from '../p
 import type { TransferContinuation } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement.js';
-import { refundReference } from './outgoing-references.js';
+import { refundReference } from '../domain/outgoing-references.js';
 import { canTransitionOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
 
 type Payment = OutgoingPaymentRecord;

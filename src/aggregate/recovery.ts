@@ -5,6 +5,7 @@ import type { InboundStore, TransferRecord } from '../ports/store.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import type { IncomingPayments } from './incoming-payments.js';
 import type { InboundSettlement } from './inbound-settlement.js';
+import { withAuditCause } from '../audit/audit-cause.js';
 
 export interface RecoverySettings {
   readonly batchSize: number;
@@ -55,7 +56,12 @@ export class InboundRecovery {
     private readonly settings: RecoverySettings,
   ) {}
 
-  async runOnce(): Promise<RecoveryReport> {
+  /** One pass; every change it makes is audited with the cause `recovery`. */
+  runOnce(): Promise<RecoveryReport> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  }
+
+  async #pass(): Promise<RecoveryReport> {
     const now = this.clock.now();
     const leaseUntil = new Date(now.getTime() + this.settings.leaseMs).toISOString();
     const intents = await this.store.claimDueTransfers({

@@ -1,3 +1,4 @@
+import { auditMigrations } from '../adapters/store/audit-trail.js';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
@@ -54,7 +55,7 @@ export interface FxpApp {
 export async function buildFxpApp(config: Config, logger: Logger, overrides: FxpOverrides = {}): Promise<FxpApp> {
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await openDatabase(config.store, logger));
-  await database.migrate([...fxStoreMigrations, ...sandboxExchangeMigrations]);
+  await database.migrate([...fxStoreMigrations, ...sandboxExchangeMigrations, ...auditMigrations]);
 
   const ledger = new ExchangeLedger(database, () => clock.now());
   let chosen: Exchange;

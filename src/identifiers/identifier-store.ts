@@ -1,5 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
+import { createHash } from 'node:crypto';
+import type { AnySchema, Migration, SqlDatabase } from '../adapters/store/sql-database.js';
+import { appendAudit, lastAuditedState, type AuditEventKind } from '../adapters/store/audit-trail.js';
+import { currentAuditCause, type AuditCause } from '../audit/audit-cause.js';
 import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 
 /**
@@ -133,6 +136,7 @@ export class IdentifierStore {
   /** Inserts the identifier in `state`; false when it is in the registry already. */
   async insert(key: IdentifierKey, currency: string, state: RegistrationState, changes: RegistryChanges): Promise<boolean> {
     const now = this.now().toISOString();
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, boolean>(async (trx) => {
       const result = await trx
         .insertInto('identifier_registry')
@@ -157,39 +161,47 @@ export class IdentifierStore {
           updated_at: now,
         })
         .onConflict((oc) => oc.doNothing())
+        .returningAll()
         .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (result === undefined) return false;
+      await audit(trx, recordOf(result), 'created', null, changes, now, cause);
+      return true;
     });
   }
 
   /** Compare-and-set from one of `from` to `to`; undefined when the identifier was in none of them. */
   async transition(key: IdentifierKey, from: readonly RegistrationState[], to: RegistrationState, changes: RegistryChanges = {}): Promise<IdentifierRecord | undefined> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, IdentifierRecord | undefined>(async (trx) => {
+      const now = this.now().toISOString();
       const updated = await trx
         .updateTable('identifier_registry')
-        .set({ state: to, updated_at: this.now().toISOString(), ...columns(changes) })
+        .set({ state: to, updated_at: now, ...columns(changes) })
         .where((eb) => eb.and(keyColumns(key)))
         .where('state', 'in', [...from])
+        .returningAll()
         .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return undefined;
-      const row = await trx
-        .selectFrom('identifier_registry')
-        .selectAll()
-        .where((eb) => eb.and(keyColumns(key)))
-        .executeTakeFirstOrThrow();
-      return recordOf(row);
+      if (updated === undefined) return undefined;
+      const record = recordOf(updated);
+      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'identifier', auditSubjectId(key));
+      await audit(trx, record, 'transition', fromState, changes, now, cause);
+      return record;
     });
   }
 
   /** Records an attempt that failed without changing the state. */
   async note(key: IdentifierKey, state: RegistrationState, changes: RegistryChanges): Promise<void> {
+    const cause = currentAuditCause();
     await this.database.transaction<Schema, void>(async (trx) => {
-      await trx
+      const now = this.now().toISOString();
+      const updated = await trx
         .updateTable('identifier_registry')
-        .set({ updated_at: this.now().toISOString(), ...columns(changes) })
+        .set({ updated_at: now, ...columns(changes) })
         .where((eb) => eb.and(keyColumns(key)))
         .where('state', '=', state)
-        .execute();
+        .returningAll()
+        .executeTakeFirst();
+      if (updated !== undefined) await audit(trx, recordOf(updated), 'attempt', state, changes, now, cause);
     });
   }
 
@@ -271,6 +283,42 @@ export class IdentifierStore {
 }
 
 /** The primary key of an identifier's row (no sub-value is stored as ''). */
+/**
+ * The identifier's name in the audit trail: a digest of its type, value and sub-value, so that
+ * the trail holds no phone number or account alias. Whoever knows the identifier can compute it.
+ */
+export function auditSubjectId(key: IdentifierKey): string {
+  const digest = createHash('sha256').update(`${key.idType}/${key.idValue}/${key.idSubValue ?? ''}`).digest('hex');
+  return `sha256:${digest.slice(0, 40)}`;
+}
+
+function audit(
+  trx: Kysely<Schema>,
+  record: IdentifierRecord,
+  event: AuditEventKind,
+  fromState: string | null,
+  changes: RegistryChanges,
+  at: string,
+  cause: AuditCause,
+): Promise<void> {
+  return appendAudit(
+    trx as unknown as Kysely<AnySchema>,
+    {
+      subject: 'identifier',
+      subjectId: auditSubjectId(record),
+      at,
+      event,
+      fromState,
+      toState: record.state,
+      attempt: record.attempts,
+      institutionReference: null,
+      errorCode: changes.platformCode ?? null,
+      needsAttention: false,
+    },
+    cause,
+  );
+}
+
 function keyColumns(key: IdentifierKey): { id_type: string; id_value: string; id_sub_value: string } {
   return { id_type: key.idType, id_value: key.idValue, id_sub_value: key.idSubValue ?? '' };
 }

@@ -7,6 +7,7 @@ import type { Logger } from '../ports/logger.js';
 import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
+import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
 const DEFERRED_MS = 300_000;
@@ -253,7 +254,12 @@ export class IdentifierRegistration {
   }
 
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
-  async runOnce(leaseMs: number): Promise<{ claimed: number }> {
+  /** One pass; every change it makes is audited with the cause `recovery`. */
+  runOnce(leaseMs: number): Promise<{ claimed: number }> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass(leaseMs));
+  }
+
+  async #pass(leaseMs: number): Promise<{ claimed: number }> {
     const due = await this.store.claimDue(this.settings.batchSize, leaseMs);
     try {
       if (due.length > 0) await this.send(due);

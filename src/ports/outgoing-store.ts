@@ -80,6 +80,8 @@ export interface OutgoingChanges {
   readonly nextAttemptAt?: string | null;
   readonly lastError?: string | null;
   readonly needsAttention?: boolean;
+  /** The code of the error that caused this change, for the audit trail only (not stored on the payment). */
+  readonly errorCode?: string;
 }
 
 export interface ClaimOptions {

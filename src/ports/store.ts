@@ -90,6 +90,8 @@ export interface TransferChanges {
   readonly nextAttemptAt?: string | null;
   readonly lastError?: string | null;
   readonly needsAttention?: boolean;
+  /** The code of the error that caused this change, for the audit trail only (not stored on the transfer). */
+  readonly errorCode?: string;
 }
 
 export interface InsertResult<T> {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { refundReference } from '../../src/aggregate/outgoing-references.js';
+import { refundReference } from '../../src/domain/outgoing-references.js';
 import type { OutboundScript } from '../support/fake-switch.js';
 import { TEST_CALLBACK_SECRET } from '../support/harness.js';
 import { callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';

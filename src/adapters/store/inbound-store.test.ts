@@ -6,6 +6,7 @@ import type { InboundTransferState } from '../../domain/inbound-transfer.js';
 import type { NewTransfer, QuoteRecord, TransferRecord } from '../../ports/store.js';
 import { createTestDatabase } from '../../../test/support/postgres.js';
 import { connectorMigrations } from './connector-migrations.js';
+import { auditMigrations } from './audit-trail.js';
 import { SqlInboundStore } from './inbound-store.js';
 import { PostgresDatabase } from './postgres-database.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -115,7 +116,7 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
     beforeAll(async () => {
       const target = await open();
       context.target = target;
-      await target.database.migrate(connectorMigrations);
+      await target.database.migrate([...connectorMigrations, ...auditMigrations]);
       context.store = new SqlInboundStore(target.database, () => new Date(now.getTime()));
     });
 
@@ -383,7 +384,7 @@ describe('SqlInboundStore on two PostgreSQL replicas', () => {
     const testDatabase = await createTestDatabase();
     const replicas = [new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }), new PostgresDatabase({ url: testDatabase.url, poolMax: 4 })];
     try {
-      await Promise.all(replicas.map((replica) => replica.migrate(connectorMigrations)));
+      await Promise.all(replicas.map((replica) => replica.migrate([...connectorMigrations, ...auditMigrations])));
       const stores = replicas.map((replica) => new SqlInboundStore(replica, () => new Date(T0)));
       const [first] = stores;
       if (first === undefined) throw new Error('no store');

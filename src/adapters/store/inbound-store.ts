@@ -9,6 +9,8 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
+import { appendAudit, lastAuditedState, type AuditEntry, type AuditEventKind } from './audit-trail.js';
+import { currentAuditCause } from '../../audit/audit-cause.js';
 import { claimDueKeys } from './lease-claim.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -96,14 +98,18 @@ export class SqlInboundStore implements InboundStore {
   }
 
   insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, InsertResult<TransferRecord>>(async (trx) => {
       const inserted = await trx
         .insertInto('inbound_transfers')
         .values(newTransferRow(transfer))
         .onConflict((oc) => oc.column('transfer_id').doNothing())
+        .returningAll()
         .executeTakeFirst();
-      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
-      return { record: await selectTransfer(trx, transfer.transferId), created };
+      if (inserted === undefined) return { record: await selectTransfer(trx, transfer.transferId), created: false };
+      const record = transferFromRow(inserted);
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'created', null, undefined, record.createdAt), cause);
+      return { record, created: true };
     });
   }
 
@@ -123,27 +129,37 @@ export class SqlInboundStore implements InboundStore {
     to: InboundTransferState,
     changes: TransferChanges = {},
   ): Promise<TransferRecord | undefined> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, TransferRecord | undefined>(async (trx) => {
-      const result = await trx
+      // The old state is read in the same statement: the row as it was, joined to its update.
+      const updated = await trx
         .updateTable('inbound_transfers')
         .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
         .where('transfer_id', '=', transferId)
         .where('state', 'in', [...from])
+        .returningAll()
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 0) return undefined;
-      return selectTransfer(trx, transferId);
+      if (updated === undefined) return undefined;
+      const record = transferFromRow(updated);
+      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'incoming_transfer', transferId);
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'transition', fromState, changes, record.updatedAt), cause);
+      return record;
     });
   }
 
   recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, boolean>(async (trx) => {
-      const result = await trx
+      const updated = await trx
         .updateTable('inbound_transfers')
         .set({ ...changeColumns(changes), lease_until: null })
         .where('transfer_id', '=', transferId)
         .where('state', '=', state)
+        .returningAll()
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (updated === undefined) return false;
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(transferFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
+      return true;
     });
   }
 
@@ -161,6 +177,22 @@ export class SqlInboundStore implements InboundStore {
       return rows.map(transferFromRow);
     });
   }
+}
+
+function auditEntry(record: TransferRecord, event: AuditEventKind, fromState: string | null, changes: TransferChanges | undefined, at: string): AuditEntry {
+  return {
+    subject: 'incoming_transfer',
+    subjectId: record.transferId,
+    at,
+    event,
+    fromState,
+    toState: record.state,
+    attempt: record.attempts,
+    // The institution knows an incoming transfer by its transferId (every adapter derives its reference from it).
+    institutionReference: record.transferId,
+    errorCode: changes?.errorCode ?? changes?.errorName ?? null,
+    needsAttention: record.needsAttention,
+  };
 }
 
 async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {

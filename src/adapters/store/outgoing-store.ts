@@ -11,6 +11,9 @@ import type {
   PaymentKind,
 } from '../../ports/outgoing-store.js';
 import { claimDueKeys } from './lease-claim.js';
+import { appendAudit, lastAuditedState, type AuditEntry, type AuditEventKind } from './audit-trail.js';
+import { currentAuditCause } from '../../audit/audit-cause.js';
+import { refundReference } from '../../domain/outgoing-references.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
 
@@ -59,14 +62,18 @@ export class SqlOutgoingStore implements OutgoingStore {
   ) {}
 
   insert(payment: NewOutgoingPayment): Promise<{ record: OutgoingPaymentRecord; created: boolean }> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, { record: OutgoingPaymentRecord; created: boolean }>(async (trx) => {
       const inserted = await trx
         .insertInto('outgoing_payments')
         .values(newRow(payment))
         .onConflict((oc) => oc.column('home_transaction_id').doNothing())
+        .returningAll()
         .executeTakeFirst();
-      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
-      return { record: await selectPayment(trx, payment.homeTransactionId), created };
+      if (inserted === undefined) return { record: await selectPayment(trx, payment.homeTransactionId), created: false };
+      const record = paymentFromRow(inserted);
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'created', null, undefined, record.createdAt), cause);
+      return { record, created: true };
     });
   }
 
@@ -96,27 +103,37 @@ export class SqlOutgoingStore implements OutgoingStore {
     to: OutgoingState,
     changes: OutgoingChanges = {},
   ): Promise<OutgoingPaymentRecord | undefined> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, OutgoingPaymentRecord | undefined>(async (trx) => {
-      const result = await trx
+      const updated = await trx
         .updateTable('outgoing_payments')
         .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
         .where('home_transaction_id', '=', homeTransactionId)
         .where('state', 'in', [...from])
+        .returningAll()
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 0) return undefined;
-      return selectPayment(trx, homeTransactionId);
+      if (updated === undefined) return undefined;
+      const record = paymentFromRow(updated);
+      const audit = trx as unknown as Kysely<AnySchema>;
+      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(audit, 'outgoing_payment', homeTransactionId);
+      await appendAudit(audit, auditEntry(record, 'transition', fromState, changes, record.updatedAt), cause);
+      return record;
     });
   }
 
   recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
+    const cause = currentAuditCause();
     return this.database.transaction<Schema, boolean>(async (trx) => {
-      const result = await trx
+      const updated = await trx
         .updateTable('outgoing_payments')
         .set({ ...changeColumns(changes), lease_until: null })
         .where('home_transaction_id', '=', homeTransactionId)
         .where('state', '=', state)
+        .returningAll()
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (updated === undefined) return false;
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(paymentFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
+      return true;
     });
   }
 
@@ -140,6 +157,31 @@ export class SqlOutgoingStore implements OutgoingStore {
       .execute();
     return rows.map(paymentFromRow);
   }
+}
+
+function auditEntry(record: OutgoingPaymentRecord, event: AuditEventKind, fromState: string | null, changes: OutgoingChanges | undefined, at: string): AuditEntry {
+  return {
+    subject: 'outgoing_payment',
+    subjectId: record.homeTransactionId,
+    at,
+    event,
+    fromState,
+    toState: record.state,
+    attempt: record.attempts,
+    institutionReference: institutionReferenceOf(record),
+    errorCode: changes?.errorCode ?? changes?.errorName ?? null,
+    needsAttention: record.needsAttention,
+  };
+}
+
+/**
+ * The reference the institution knows this step by: the refund's own reference once a refund is
+ * under way, else the collection's reference the institution gave, else the transferId (which
+ * the debit and the collection carry).
+ */
+function institutionReferenceOf(record: OutgoingPaymentRecord): string | null {
+  if ((record.state === 'REFUNDING' || record.state === 'REFUNDED') && record.transferId !== null) return refundReference(record.transferId);
+  return record.institutionReference ?? record.transferId;
 }
 
 async function selectPayment(trx: Db, homeTransactionId: string): Promise<OutgoingPaymentRecord> {

@@ -2,6 +2,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { FxStore } from '../store/fx-store.js';
 import type { FxConversions } from './fx-conversions.js';
+import { withAuditCause } from '../../audit/audit-cause.js';
 
 export interface FxRecoverySettings {
   readonly batchSize: number;
@@ -25,7 +26,12 @@ export class FxRecovery {
     private readonly settings: FxRecoverySettings,
   ) {}
 
-  async runOnce(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
+  /** One pass; every change it makes is audited with the cause `recovery`. */
+  runOnce(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  }
+
+  async #pass(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
     const due = await this.store.claimDue(this.settings.batchSize, this.settings.leaseMs);
     let finished = 0;
     let failed = 0;

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
+import type { AnySchema, Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
+import { appendAudit, lastAuditedState, type AuditEventKind } from '../../adapters/store/audit-trail.js';
+import { currentAuditCause } from '../../audit/audit-cause.js';
 
 /**
  * The FX provider's durable records: conversion quotes (with the rate they locked) and
@@ -183,6 +185,7 @@ export class FxStore {
   /** Inserts a conversion in RESERVING; false when one exists under its id already. */
   async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<boolean> {
     const now = this.#now().toISOString();
+    const cause = currentAuditCause();
     return this.#database.transaction<Schema, boolean>(async (trx) => {
       const result = await trx
           .insertInto('fx_conversions')
@@ -205,35 +208,47 @@ export class FxStore {
             updated_at: now,
           })
           .onConflict((oc) => oc.doNothing())
+          .returningAll()
           .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (result === undefined) return false;
+      await audit(trx, conversionOf(result), 'created', null, undefined, now, cause);
+      return true;
     });
   }
 
   /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
   async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
+    const cause = currentAuditCause();
     return this.#database.transaction<Schema, ConversionRecord | undefined>(async (trx) => {
+      const now = this.#now().toISOString();
       const updated = await trx
         .updateTable('fx_conversions')
-        .set({ state: to, updated_at: this.#now().toISOString(), ...columns(changes) })
+        .set({ state: to, updated_at: now, ...columns(changes) })
         .where('commit_request_id', '=', commitRequestId)
         .where('state', 'in', [...from])
+        .returningAll()
         .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return undefined;
-      const row = await trx.selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirstOrThrow();
-      return conversionOf(row);
+      if (updated === undefined) return undefined;
+      const record = conversionOf(updated);
+      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'fx_conversion', commitRequestId);
+      await audit(trx, record, 'transition', fromState, changes, now, cause);
+      return record;
     });
   }
 
   /** Records a failed attempt or a flag without changing the state. */
   async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
+    const cause = currentAuditCause();
     await this.#database.transaction<Schema, void>(async (trx) => {
-      await trx
+      const now = this.#now().toISOString();
+      const updated = await trx
         .updateTable('fx_conversions')
-        .set({ updated_at: this.#now().toISOString(), ...columns(changes) })
+        .set({ updated_at: now, ...columns(changes) })
         .where('commit_request_id', '=', commitRequestId)
         .where('state', '=', state)
-        .execute();
+        .returningAll()
+        .executeTakeFirst();
+      if (updated !== undefined) await audit(trx, conversionOf(updated), 'attempt', state, changes, now, cause);
     });
   }
 
@@ -332,4 +347,33 @@ function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
     lastError: row.last_error,
     errorName: row.error_name,
   };
+}
+
+/** The conversion's audit row, written in the transaction of its change. */
+function audit(
+  trx: Kysely<Schema>,
+  record: ConversionRecord,
+  event: AuditEventKind,
+  fromState: string | null,
+  changes: ConversionChanges | undefined,
+  at: string,
+  cause: ReturnType<typeof currentAuditCause>,
+): Promise<void> {
+  return appendAudit(
+    trx as unknown as Kysely<AnySchema>,
+    {
+      subject: 'fx_conversion',
+      subjectId: record.commitRequestId,
+      at,
+      event,
+      fromState,
+      toState: record.state,
+      attempt: record.attempts,
+      // The exchange books the conversion under its commitRequestId.
+      institutionReference: record.commitRequestId,
+      errorCode: changes?.errorName ?? null,
+      needsAttention: record.needsAttention,
+    },
+    cause,
+  );
 }

@@ -1,0 +1,220 @@
+import { sql, type Kysely } from 'kysely';
+import { currentAuditCause, type AuditCause } from '../../audit/audit-cause.js';
+import { AssertionFailed } from '../../domain/errors.js';
+import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+
+/** What the audit trail follows. */
+export const AUDIT_SUBJECTS = ['incoming_transfer', 'outgoing_payment', 'fx_conversion', 'identifier'] as const;
+export type AuditSubject = (typeof AUDIT_SUBJECTS)[number];
+
+/**
+ * `created`: the record was written; `transition`: its state changed; `attempt`: its bookkeeping
+ * changed without a state change (a failed attempt, a flag, a retry brought forward).
+ */
+export type AuditEventKind = 'created' | 'transition' | 'attempt';
+
+/** One row of the trail. Identifiers and codes only: no names, no account holders' data. */
+export interface AuditEvent {
+  readonly subject: AuditSubject;
+  readonly subjectId: string;
+  /** 1, 2, 3... per subject, in the order the changes committed. */
+  readonly seq: number;
+  readonly at: string;
+  readonly event: AuditEventKind;
+  readonly fromState: string | null;
+  readonly toState: string;
+  readonly cause: AuditCause['cause'];
+  readonly operator: string | null;
+  readonly reason: string | null;
+  readonly evidence: string | null;
+  /** The subject's attempt counter after the change. */
+  readonly attempt: number;
+  readonly institutionReference: string | null;
+  readonly errorCode: string | null;
+  /** Whether the subject is flagged for an operator after the change. */
+  readonly needsAttention: boolean;
+}
+
+/** What a store knows when it writes a change; the cause comes from the running scope. */
+export interface AuditEntry {
+  readonly subject: AuditSubject;
+  readonly subjectId: string;
+  readonly at: string;
+  readonly event: AuditEventKind;
+  readonly fromState: string | null;
+  readonly toState: string;
+  readonly attempt: number;
+  readonly institutionReference: string | null;
+  readonly errorCode: string | null;
+  readonly needsAttention: boolean;
+}
+
+interface AuditEventsTable {
+  subject: string;
+  subject_id: string;
+  seq: number;
+  at: string;
+  event: string;
+  from_state: string | null;
+  to_state: string;
+  cause: string;
+  operator: string | null;
+  reason: string | null;
+  evidence: string | null;
+  attempt: number;
+  institution_reference: string | null;
+  error_code: string | null;
+  needs_attention: number;
+}
+
+interface Schema {
+  audit_events: AuditEventsTable;
+}
+
+/**
+ * Append-only: nothing in the connector updates or deletes a row. The key is the subject and
+ * its sequence number, so two writers can never interleave one subject's history.
+ */
+export const auditMigrations: readonly Migration[] = [
+  {
+    id: 'audit-001-events',
+    async up(db) {
+      await db.schema
+        .createTable('audit_events')
+        .addColumn('subject', 'varchar(32)', (c) => c.notNull())
+        .addColumn('subject_id', 'varchar(160)', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('at', 'varchar(30)', (c) => c.notNull())
+        .addColumn('event', 'varchar(16)', (c) => c.notNull())
+        .addColumn('from_state', 'varchar(32)')
+        .addColumn('to_state', 'varchar(32)', (c) => c.notNull())
+        .addColumn('cause', 'varchar(16)', (c) => c.notNull())
+        .addColumn('operator', 'varchar(64)')
+        .addColumn('reason', 'varchar(500)')
+        .addColumn('evidence', 'varchar(500)')
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('institution_reference', 'varchar(128)')
+        .addColumn('error_code', 'varchar(64)')
+        .addColumn('needs_attention', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('audit_events_pk', ['subject', 'subject_id', 'seq'])
+        .execute();
+      await db.schema.createIndex('audit_events_at').on('audit_events').columns(['at']).execute();
+    },
+  },
+];
+
+/**
+ * Appends one row for `entry` inside the caller's transaction, the one that made the change, so
+ * the change and its row commit together or not at all. The cause is read from the scope now
+ * running (see audit-cause.ts). The sequence number is taken in the same statement; the caller
+ * holds the subject's row (its compare-and-set or insert), so no other writer takes it meanwhile,
+ * and the key refuses a duplicate if one ever tried.
+ */
+export async function appendAudit(trx: Kysely<AnySchema>, entry: AuditEntry, cause: AuditCause = currentAuditCause()): Promise<void> {
+  const operator = cause.cause === 'operator' ? cause.operator.slice(0, 64) : null;
+  const reason = cause.cause === 'operator' ? cause.reason.slice(0, 500) : null;
+  const evidence = cause.cause === 'operator' && cause.evidence !== undefined ? cause.evidence.slice(0, 500) : null;
+  await sql`
+    insert into audit_events
+      (subject, subject_id, seq, at, event, from_state, to_state, cause, operator, reason, evidence,
+       attempt, institution_reference, error_code, needs_attention)
+    select ${entry.subject}, ${entry.subjectId}, coalesce(max(seq), 0) + 1, ${entry.at}, ${entry.event},
+      cast(${entry.fromState} as varchar(32)), ${entry.toState}, ${cause.cause},
+      cast(${operator} as varchar(64)), cast(${reason} as varchar(500)), cast(${evidence} as varchar(500)),
+      cast(${entry.attempt} as integer), cast(${entry.institutionReference?.slice(0, 128) ?? null} as varchar(128)),
+      cast(${entry.errorCode?.slice(0, 64) ?? null} as varchar(64)), cast(${entry.needsAttention ? 1 : 0} as integer)
+    from audit_events where subject = ${entry.subject} and subject_id = ${entry.subjectId}`.execute(trx);
+}
+
+/**
+ * The state a subject was in before the change its caller just made, when the caller's
+ * compare-and-set allowed several: the last row of its trail (every change writes one, and the
+ * caller's update holds the subject's row, so no other change lands in between). Null for a
+ * subject whose history began before the trail existed.
+ */
+export async function lastAuditedState(trx: Kysely<AnySchema>, subject: AuditSubject, subjectId: string): Promise<string | null> {
+  const row = await trx
+    .selectFrom('audit_events')
+    .select('to_state')
+    .where('subject', '=', subject)
+    .where('subject_id', '=', subjectId)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row === undefined ? null : String(row['to_state']);
+}
+
+export interface RecentAuditQuery {
+  readonly subject?: AuditSubject;
+  readonly since?: string;
+  readonly cause?: AuditCause['cause'];
+  readonly limit: number;
+}
+
+/** Reads the trail. */
+export class AuditTrail {
+  constructor(private readonly database: SqlDatabase) {}
+
+  /** One subject's history, oldest first. */
+  async history(subject: AuditSubject, subjectId: string): Promise<AuditEvent[]> {
+    const rows = await this.database
+      .reader<Schema>()
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('subject', '=', subject)
+      .where('subject_id', '=', subjectId)
+      .orderBy('seq')
+      .execute();
+    return rows.map(eventFromRow);
+  }
+
+  /** The latest rows, newest first. */
+  async recent(query: RecentAuditQuery): Promise<AuditEvent[]> {
+    let select = this.database.reader<Schema>().selectFrom('audit_events').selectAll();
+    if (query.subject !== undefined) select = select.where('subject', '=', query.subject);
+    if (query.since !== undefined) select = select.where('at', '>=', query.since);
+    if (query.cause !== undefined) select = select.where('cause', '=', query.cause);
+    const rows = await select.orderBy('at', 'desc').orderBy('seq', 'desc').limit(query.limit).execute();
+    return rows.map(eventFromRow);
+  }
+}
+
+function eventFromRow(row: AuditEventsTable): AuditEvent {
+  return {
+    subject: subjectOf(row.subject),
+    subjectId: row.subject_id,
+    seq: Number(row.seq),
+    at: row.at,
+    event: eventKindOf(row.event),
+    fromState: row.from_state,
+    toState: row.to_state,
+    cause: causeOf(row.cause),
+    operator: row.operator,
+    reason: row.reason,
+    evidence: row.evidence,
+    attempt: Number(row.attempt),
+    institutionReference: row.institution_reference,
+    errorCode: row.error_code,
+    needsAttention: Number(row.needs_attention) === 1,
+  };
+}
+
+export function parseAuditSubject(text: string): AuditSubject | undefined {
+  return AUDIT_SUBJECTS.find((subject) => subject === text);
+}
+
+function subjectOf(text: string): AuditSubject {
+  const subject = parseAuditSubject(text);
+  if (subject === undefined) throw new AssertionFailed(`stored audit subject ${text}`);
+  return subject;
+}
+
+function eventKindOf(text: string): AuditEventKind {
+  if (text === 'created' || text === 'transition' || text === 'attempt') return text;
+  throw new AssertionFailed(`stored audit event ${text}`);
+}
+
+function causeOf(text: string): AuditCause['cause'] {
+  if (text === 'request' || text === 'recovery' || text === 'operator') return text;
+  throw new AssertionFailed(`stored audit cause ${text}`);
+}
