@@ -13,7 +13,7 @@ export interface ConnectorProcess {
 
 export async function startConnector(env: Record<string, string>, incomingPort: number): Promise<ConnectorProcess> {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, INCOMING_PORT: String(incomingPort) },
+    env: { ...process.env, LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', ...env, INCOMING_PORT: String(incomingPort) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const incomingUrl = `http://127.0.0.1:${incomingPort}`;

@@ -53,7 +53,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   }));
   // Started together, as a deployment rolls out: migrations and the sandbox's books take turns.
   const started = await Promise.allSettled(
-    ports.map((port) => startConnector({ ...options.env, DATABASE_URL: databaseUrl, OUTGOING_PORT: String(port.outgoing) }, port.incoming)),
+    ports.map((port) => startConnector({ ...options.env, DATABASE_URL: databaseUrl, OUTGOING_PORT: String(port.outgoing), OPERATIONS_PORT: '0' }, port.incoming)),
   );
   const connectors = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
   const failed = started.find((outcome) => outcome.status === 'rejected');

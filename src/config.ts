@@ -44,6 +44,7 @@ export interface Config {
   readonly lei: string;
   /** Where each server listens (host, optional TLS): loopback by default. */
   readonly listen: { readonly incoming: ListenConfig; readonly outgoing: ListenConfig };
+  readonly operations: OperationsConfig;
   /** TLS of our calls to the switch connector's outbound API (an https SDK_BASE_URL). */
   readonly sdkTls: ClientTlsFiles | undefined;
   readonly incomingPort: number;
@@ -121,6 +122,23 @@ export interface OutgoingConfig {
   readonly sandboxFlow: 'bank' | 'mobile-operator';
 }
 
+/** One operator of the operations server: a name for the audit trail and a bearer token. */
+export interface OperatorCredential {
+  readonly name: string;
+  readonly token: string;
+}
+
+/** Settings of the operations server (console, operator actions, reconciliation; port 3005). */
+export interface OperationsConfig {
+  readonly port: number;
+  readonly listen: ListenConfig;
+  readonly operators: readonly OperatorCredential[];
+  /** True when the documented demo operator is in use: the server then stays on loopback. */
+  readonly demoOperator: boolean;
+}
+
+export const DEMO_OPERATOR = 'demo-operator:demo-operator-token-change-me';
+
 /** Personal data a party lookup may share when the institution chooses to (PARTY_SHARE). */
 export const PARTY_SHARE_FIELDS = ['dateOfBirth', 'kycInformation'] as const;
 export type PartyShareField = (typeof PARTY_SHARE_FIELDS)[number];
@@ -187,6 +205,7 @@ export function loadConfig(env: Env): Config {
       incoming: readListen((name) => read.optional(name), 'INCOMING', problems),
       outgoing: readListen((name) => read.optional(name), 'OUTGOING', problems),
     },
+    operations: readOperations(read, problems),
     sdkTls: readClientTls((name) => read.optional(name), problems),
     incomingPort: read.integer('INCOMING_PORT', 3003, 0, 65535),
     outgoingPort: read.integer('OUTGOING_PORT', 3004, 0, 65535),
@@ -232,10 +251,10 @@ export function loadConfig(env: Env): Config {
     },
   };
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
+  checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems);
+  const ports = [config.incomingPort, config.outgoingPort, config.operations.port].filter((port) => port !== 0);
+  if (new Set(ports).size !== ports.length) problems.push('INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ');
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');
-  if (config.incomingPort !== 0 && config.incomingPort === config.outgoingPort) {
-    problems.push('INCOMING_PORT and OUTGOING_PORT: must differ');
-  }
   const institution = config.coreBanking;
   if (institution.adapter === 'airtel' && institution.settings.currency !== currency) {
     // The wallets hold one currency: every amount the switch sends would be declined at runtime.
@@ -243,6 +262,39 @@ export function loadConfig(env: Env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * OPERATOR_CREDENTIALS: "name:token" pairs separated by commas. Names go into the audit trail
+ * (letters, digits, dot, dash, underscore, at most 64); tokens are at least 24 characters and
+ * differ from each other.
+ */
+function readOperations(read: Reader, problems: string[]): OperationsConfig {
+  const text = read.string('OPERATOR_CREDENTIALS', DEMO_OPERATOR);
+  const operators: OperatorCredential[] = [];
+  for (const entry of text.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+    const colon = entry.indexOf(':');
+    const name = colon < 0 ? entry : entry.slice(0, colon);
+    const token = colon < 0 ? '' : entry.slice(colon + 1);
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
+      problems.push(`OPERATOR_CREDENTIALS: "${name.slice(0, 64)}" is not an operator name (letters, digits, . _ -, at most 64)`);
+      continue;
+    }
+    if (token.length < 24 || /[\s,]/.test(token)) {
+      problems.push(`OPERATOR_CREDENTIALS: the token of ${name} must be at least 24 characters without spaces or commas`);
+      continue;
+    }
+    if (operators.some((operator) => operator.name === name)) problems.push(`OPERATOR_CREDENTIALS: ${name} is listed twice`);
+    if (operators.some((operator) => operator.token === token)) problems.push(`OPERATOR_CREDENTIALS: ${name} shares another operator's token`);
+    operators.push({ name, token });
+  }
+  if (operators.length === 0 && problems.every((problem) => !problem.startsWith('OPERATOR_CREDENTIALS'))) problems.push('OPERATOR_CREDENTIALS: name at least one operator');
+  return {
+    port: read.integer('OPERATIONS_PORT', 3005, 0, 65535),
+    listen: readListen((name) => read.optional(name), 'OPERATIONS', problems),
+    operators,
+    demoOperator: text === DEMO_OPERATOR,
+  };
 }
 
 function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): OutgoingConfig {

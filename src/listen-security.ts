@@ -57,7 +57,7 @@ type Setting = (name: string) => string | undefined;
  * Reads `<PREFIX>_HOST` (default HOST, default 127.0.0.1) and `<PREFIX>_TLS_CERT_FILE`,
  * `_TLS_KEY_FILE`, `_TLS_CA_FILE`; pushes a problem for a half-configured TLS.
  */
-export function readListen(setting: Setting, prefix: 'INCOMING' | 'OUTGOING', problems: string[]): ListenConfig {
+export function readListen(setting: Setting, prefix: 'INCOMING' | 'OUTGOING' | 'OPERATIONS', problems: string[]): ListenConfig {
   const host = setting(`${prefix}_HOST`) ?? setting('HOST') ?? '127.0.0.1';
   const certFile = setting(`${prefix}_TLS_CERT_FILE`);
   const keyFile = setting(`${prefix}_TLS_KEY_FILE`);
@@ -86,10 +86,10 @@ export function readClientTls(setting: Setting, problems: string[]): ClientTlsFi
  * The demo credentials are published in the README: a server reachable from other machines with
  * them would let anyone send money (outgoing) or complete payments by callback. Refused.
  */
-export function checkDemoCredentialsStayLocal(listen: Readonly<Record<'INCOMING' | 'OUTGOING', ListenConfig>>, demoCredentials: boolean, problems: string[]): void {
+export function checkDemoCredentialsStayLocal(listen: Readonly<Partial<Record<'INCOMING' | 'OUTGOING' | 'OPERATIONS', ListenConfig>>>, demoCredentials: boolean, problems: string[]): void {
   if (!demoCredentials) return;
   for (const [prefix, config] of Object.entries(listen)) {
-    if (isLoopbackHost(config.host)) continue;
+    if (config === undefined || isLoopbackHost(config.host)) continue;
     problems.push(
       `${prefix}_HOST (or HOST): "${config.host}" is reachable from other machines while the demo OUTGOING_API_KEY or CALLBACK_SECRET is in use; set your own secrets (README, "Security") or listen on 127.0.0.1`,
     );

@@ -155,7 +155,14 @@ export class RecoveryLoop {
     this.#schedule();
   }
 
-  #schedule(): void {
+  /** Runs the next pass soon instead of at the end of the interval (an operator asked for a retry). */
+  wake(): void {
+    if (this.#stopped || this.#timer === undefined || this.#running !== undefined) return;
+    clearTimeout(this.#timer);
+    this.#schedule(0);
+  }
+
+  #schedule(delayMs: number = this.intervalMs): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#running = this.pass()
@@ -167,7 +174,7 @@ export class RecoveryLoop {
           this.#running = undefined;
           this.#schedule();
         });
-    }, this.intervalMs);
+    }, delayMs);
     this.#timer.unref();
   }
 

@@ -49,6 +49,7 @@ export const ERROR_CATALOGUE = {
   PayerRejected: { code: '4100', category: 'rejected', text: 'Payer rejected the payment' },
   PayerInsufficientFunds: { code: '4001', category: 'rejected', text: 'Payer insufficient funds' },
   PaymentStateConflict: { code: '3106', category: 'conflict', text: 'Payment is in another state' },
+  OperatorActionRefused: { code: '3106', category: 'conflict', text: 'Operator action refused' },
   // Declines the switch connector relays from the hub or the payee FSP (src/domain/switch-declines.ts).
   PayeeFspNotFound: { code: '3203', category: 'not-found', text: 'Payee FSP not found' },
   SwitchRefusedRequest: { code: '3100', category: 'invalid', text: 'The scheme refused the request as invalid' },

@@ -119,6 +119,26 @@ export class InstitutionHealthError extends Error {
   }
 }
 
+/**
+ * One movement of a customer's money the institution booked under one of our references, for
+ * reconciliation: a credit (an incoming transfer's payee, a refund) or a debit (a collection).
+ */
+export interface InstitutionMovement {
+  readonly reference: string;
+  readonly direction: 'customer-credit' | 'customer-debit';
+  readonly amount: Money;
+  /** When the institution booked it (ISO 8601; a date-only institution gives midnight UTC). */
+  readonly bookedAt: string;
+  /** The institution's own id of the transaction, for support staff. */
+  readonly institutionId: string;
+}
+
+/** A period of time, from `from` (included) to `to` (excluded), ISO 8601 instants. */
+export interface Period {
+  readonly from: string;
+  readonly to: string;
+}
+
 export interface CoreBanking {
   readonly name: string;
   readonly capabilities: CoreBankingCapabilities;
@@ -152,6 +172,12 @@ export interface CoreBanking {
    * with the registry. Adapters whose institution cannot list them leave it out.
    */
   listIdentifiers?(): Promise<ReadonlyArray<PartyId & IdentifierEligibility>>;
+  /**
+   * The movements the institution booked under our references in `period`, for reconciliation.
+   * Adapters whose institution cannot list them leave it out: reconciliation then answers
+   * NotSupported naming the adapter.
+   */
+  listMovements?(period: Period): Promise<readonly InstitutionMovement[]>;
   /** Throws when the institution cannot serve payments now; an InstitutionHealthError says why. */
   health(): Promise<void>;
   /**

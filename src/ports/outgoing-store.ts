@@ -1,7 +1,7 @@
 import type { OutgoingState } from '../domain/outgoing-payment.js';
 import type { PartyIdType } from '../domain/identifiers.js';
 import type { OutgoingFlow } from './core-banking.js';
-import type { InsertResult } from './store.js';
+import type { InsertResult, OperatorGuard, RecordSearch } from './store.js';
 
 export type PaymentKind = 'SEND_MONEY' | 'MERCHANT_PAYMENT';
 
@@ -110,7 +110,12 @@ export interface OutgoingStore {
     from: readonly OutgoingState[],
     to: OutgoingState,
     changes?: OutgoingChanges,
+    guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined>;
+  /** Makes the payment due for the recovery worker at `now`, if still in `state` and not leased; answers whether it did. */
+  scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean>;
+  /** Payments matching `search`, newest first. */
+  search(search: RecordSearch): Promise<OutgoingPaymentRecord[]>;
   /**
    * Records a failed attempt (and anything learnt) without changing the state, if the payment is
    * still in `state`: bookkeeping from an actor that lost a race never lands on a later state.

@@ -94,6 +94,30 @@ export interface TransferChanges {
   readonly errorCode?: string;
 }
 
+/** What operators search records by (the operations console). Every field narrows; none is required. */
+export interface RecordSearch {
+  /** The record's own id (the transferId; for outgoing payments the homeTransactionId or the transferId). */
+  readonly id?: string;
+  readonly states?: readonly string[];
+  /** Created at or after this instant (ISO 8601). */
+  readonly createdFrom?: string;
+  /** Created before this instant (ISO 8601). */
+  readonly createdTo?: string;
+  /** Last changed at or after this instant, and before `updatedTo` (reconciliation). */
+  readonly updatedFrom?: string;
+  readonly updatedTo?: string;
+  readonly needsAttention?: boolean;
+  readonly limit: number;
+}
+
+/**
+ * An operator's compare-and-set holds only while the record is flagged for attention and no
+ * worker holds its lease at `now`: an operator never overtakes an institution call in flight.
+ */
+export interface OperatorGuard {
+  readonly now: string;
+}
+
 export interface InsertResult<T> {
   readonly record: T;
   readonly created: boolean;
@@ -117,7 +141,15 @@ export interface InboundStore {
     from: readonly InboundTransferState[],
     to: InboundTransferState,
     changes?: TransferChanges,
+    guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined>;
+  /**
+   * Makes the transfer due for the recovery worker at `now`, if it is still in `state` and no
+   * worker holds its lease; answers whether it did.
+   */
+  scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean>;
+  /** Transfers matching `search`, newest first. */
+  searchTransfers(search: RecordSearch): Promise<TransferRecord[]>;
   /**
    * Records a failed attempt without changing the state, if the transfer is still in `state`:
    * bookkeeping from an actor that lost a race never lands on a later state. Answers whether it did.

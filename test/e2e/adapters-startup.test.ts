@@ -152,7 +152,7 @@ describe('the built connector as an operator runs it', () => {
         mainPath: build.mainPath,
         cwd: workDir,
         incomingPort,
-        env: { ...FINERACT.documentedEnv(fixture), DATABASE_URL: join(workDir, 'fineract.db'), OUTGOING_PORT: '0', LOG_LEVEL: 'warn' },
+        env: { ...FINERACT.documentedEnv(fixture), DATABASE_URL: join(workDir, 'fineract.db'), OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' },
       });
       const health = await request(`${child.url}/health`, { headersTimeout: 5000, bodyTimeout: 5000 });
       expect({ status: health.statusCode, body: await health.body.json() }).toEqual(HEALTHY);

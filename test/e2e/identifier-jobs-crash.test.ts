@@ -48,6 +48,7 @@ describe('bulk registration under SIGKILL', () => {
       SANDBOX_ACCOUNTS_FILE: accountsFile,
       SDK_BASE_URL: fakeSwitch?.url ?? '',
       OUTGOING_PORT: String(outgoingPort),
+      OPERATIONS_PORT: '0',
       OUTGOING_API_KEY: KEY,
       CALLBACK_SECRET: 'bulk-crash-callback-secret-0123456789',
       RECOVERY_INTERVAL_MS: '200',

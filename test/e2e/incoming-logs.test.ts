@@ -20,7 +20,7 @@ describe('request logs', () => {
         done();
       },
     });
-    const config = loadConfig({ DATABASE_URL: join(dir, 'c.db'), INCOMING_PORT: '0', OUTGOING_PORT: '0', HOST: '127.0.0.1', API_TYPE: 'iso20022', ISO_REQUIRED_PAYER_KEYS: '' });
+    const config = loadConfig({ DATABASE_URL: join(dir, 'c.db'), INCOMING_PORT: '0', OUTGOING_PORT: '0', OPERATIONS_PORT: '0', HOST: '127.0.0.1', API_TYPE: 'iso20022', ISO_REQUIRED_PAYER_KEYS: '' });
     const app = await buildApp(config, pino({ level: 'info' }, sink));
     try {
       const { incomingUrl } = await app.start();

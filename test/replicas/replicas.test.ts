@@ -80,6 +80,7 @@ async function startReplicas(d: Deployment, env: Record<string, string>, onLog?:
           SDK_BASE_URL: d.fakeSwitch.url,
           SDK_TIMEOUT_MS: '2000',
           OUTGOING_PORT: String(outgoing[index]),
+          OPERATIONS_PORT: '0',
           OUTGOING_API_KEY: CHANNEL_KEY,
           CALLBACK_SECRET,
           LOG_LEVEL: 'warn',

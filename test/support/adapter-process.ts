@@ -14,7 +14,7 @@ export interface ProcessOutcome {
 
 export function runUntilExit(mainPath: string, cwd: string, env: Readonly<Record<string, string>>, timeoutMs = 20_000): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [mainPath], { cwd, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [mainPath], { cwd, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPERATIONS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));

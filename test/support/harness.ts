@@ -58,6 +58,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     DATABASE_URL: join(dataDir, 'connector.db'),
     INCOMING_PORT: '0',
     OUTGOING_PORT: '0',
+    OPERATIONS_PORT: '0',
     HOST: '127.0.0.1',
     SDK_BASE_URL: fakeSwitch.url,
     SDK_TIMEOUT_MS: '2000',

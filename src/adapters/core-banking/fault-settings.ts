@@ -26,7 +26,7 @@ export const FAULT_KINDS = ['unavailable', 'timeout'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 // Payment operations only: health and identifier registration are left alone unless named.
-const DEFAULT_OPERATIONS = CORE_BANKING_OPERATIONS.filter((operation) => operation !== 'health' && operation !== 'identifierEligibility' && operation !== 'listIdentifiers');
+const DEFAULT_OPERATIONS = CORE_BANKING_OPERATIONS.filter((operation) => operation !== 'health' && operation !== 'identifierEligibility' && operation !== 'listIdentifiers' && operation !== 'listMovements');
 
 export interface FaultSettings {
   /** The rate as configured, a decimal string from 0 to 1. */

@@ -1,7 +1,7 @@
 import type { CoreBanking } from '../../ports/core-banking.js';
 
 /** The port's operations, by name. */
-export const CORE_BANKING_OPERATIONS = ['lookupParty', 'reserve', 'commit', 'release', 'collect', 'refund', 'transactionStatus', 'health', 'identifierEligibility', 'listIdentifiers'] as const;
+export const CORE_BANKING_OPERATIONS = ['lookupParty', 'reserve', 'commit', 'release', 'collect', 'refund', 'transactionStatus', 'health', 'identifierEligibility', 'listIdentifiers', 'listMovements'] as const;
 export type CoreBankingOperation = (typeof CORE_BANKING_OPERATIONS)[number];
 
 /** Runs `call` (the inner adapter's operation) in its own way: before, after or instead of it. */
@@ -28,10 +28,12 @@ export function interceptCoreBanking(inner: CoreBanking, around: Around): CoreBa
   const verifySetup = inner.verifySetup?.bind(inner);
   const eligibility = inner.identifierEligibility?.bind(inner);
   const list = inner.listIdentifiers?.bind(inner);
+  const movements = inner.listMovements?.bind(inner);
   return {
     ...wrapped,
     ...(eligibility === undefined ? {} : { identifierEligibility: (id) => around('identifierEligibility', () => eligibility(id)) }),
     ...(list === undefined ? {} : { listIdentifiers: () => around('listIdentifiers', () => list()) }),
+    ...(movements === undefined ? {} : { listMovements: (period) => around('listMovements', () => movements(period)) }),
     ...(close === undefined ? {} : { close }),
     // Start-up only, never a payment: passed through as it is, outside `around`.
     ...(verifySetup === undefined ? {} : { verifySetup }),

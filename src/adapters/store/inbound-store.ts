@@ -4,6 +4,8 @@ import type {
   InboundStore,
   InsertResult,
   NewTransfer,
+  OperatorGuard,
+  RecordSearch,
   QuoteRecord,
   QuoteResponseBody,
   TransferChanges,
@@ -128,17 +130,17 @@ export class SqlInboundStore implements InboundStore {
     from: readonly InboundTransferState[],
     to: InboundTransferState,
     changes: TransferChanges = {},
+    guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
     const cause = currentAuditCause();
     return this.database.transaction<Schema, TransferRecord | undefined>(async (trx) => {
-      // The old state is read in the same statement: the row as it was, joined to its update.
-      const updated = await trx
+      let update = trx
         .updateTable('inbound_transfers')
         .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
         .where('transfer_id', '=', transferId)
-        .where('state', 'in', [...from])
-        .returningAll()
-        .executeTakeFirst();
+        .where('state', 'in', [...from]);
+      if (guard !== undefined) update = update.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
+      const updated = await update.returningAll().executeTakeFirst();
       if (updated === undefined) return undefined;
       const record = transferFromRow(updated);
       const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'incoming_transfer', transferId);
@@ -161,6 +163,36 @@ export class SqlInboundStore implements InboundStore {
       await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(transferFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
       return true;
     });
+  }
+
+  scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
+    const cause = currentAuditCause();
+    return this.database.transaction<Schema, boolean>(async (trx) => {
+      const updated = await trx
+        .updateTable('inbound_transfers')
+        .set({ next_attempt_at: now })
+        .where('transfer_id', '=', transferId)
+        .where('state', '=', state)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .returningAll()
+        .executeTakeFirst();
+      if (updated === undefined) return false;
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(transferFromRow(updated), 'attempt', state, undefined, now), cause);
+      return true;
+    });
+  }
+
+  async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {
+    let select = this.database.reader<Schema>().selectFrom('inbound_transfers').selectAll();
+    if (search.id !== undefined) select = select.where('transfer_id', '=', search.id);
+    if (search.states !== undefined && search.states.length > 0) select = select.where('state', 'in', [...search.states]);
+    if (search.createdFrom !== undefined) select = select.where('created_at', '>=', search.createdFrom);
+    if (search.createdTo !== undefined) select = select.where('created_at', '<', search.createdTo);
+    if (search.updatedFrom !== undefined) select = select.where('updated_at', '>=', search.updatedFrom);
+    if (search.updatedTo !== undefined) select = select.where('updated_at', '<', search.updatedTo);
+    if (search.needsAttention !== undefined) select = select.where('needs_attention', '=', search.needsAttention ? 1 : 0);
+    const rows = await select.orderBy('created_at', 'desc').limit(search.limit).execute();
+    return rows.map(transferFromRow);
   }
 
   claimDueTransfers(options: {

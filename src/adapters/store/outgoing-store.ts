@@ -10,6 +10,7 @@ import type {
   OutgoingStore,
   PaymentKind,
 } from '../../ports/outgoing-store.js';
+import type { OperatorGuard, RecordSearch } from '../../ports/store.js';
 import { claimDueKeys } from './lease-claim.js';
 import { appendAudit, lastAuditedState, type AuditEntry, type AuditEventKind } from './audit-trail.js';
 import { currentAuditCause } from '../../audit/audit-cause.js';
@@ -102,16 +103,17 @@ export class SqlOutgoingStore implements OutgoingStore {
     from: readonly OutgoingState[],
     to: OutgoingState,
     changes: OutgoingChanges = {},
+    guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined> {
     const cause = currentAuditCause();
     return this.database.transaction<Schema, OutgoingPaymentRecord | undefined>(async (trx) => {
-      const updated = await trx
+      let update = trx
         .updateTable('outgoing_payments')
         .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
         .where('home_transaction_id', '=', homeTransactionId)
-        .where('state', 'in', [...from])
-        .returningAll()
-        .executeTakeFirst();
+        .where('state', 'in', [...from]);
+      if (guard !== undefined) update = update.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
+      const updated = await update.returningAll().executeTakeFirst();
       if (updated === undefined) return undefined;
       const record = paymentFromRow(updated);
       const audit = trx as unknown as Kysely<AnySchema>;
@@ -135,6 +137,37 @@ export class SqlOutgoingStore implements OutgoingStore {
       await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(paymentFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
       return true;
     });
+  }
+
+  scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
+    const cause = currentAuditCause();
+    return this.database.transaction<Schema, boolean>(async (trx) => {
+      const updated = await trx
+        .updateTable('outgoing_payments')
+        .set({ next_attempt_at: now })
+        .where('home_transaction_id', '=', homeTransactionId)
+        .where('state', '=', state)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .returningAll()
+        .executeTakeFirst();
+      if (updated === undefined) return false;
+      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(paymentFromRow(updated), 'attempt', state, undefined, now), cause);
+      return true;
+    });
+  }
+
+  async search(search: RecordSearch): Promise<OutgoingPaymentRecord[]> {
+    let select = this.database.reader<Schema>().selectFrom('outgoing_payments').selectAll();
+    const id = search.id;
+    if (id !== undefined) select = select.where((eb) => eb.or([eb('home_transaction_id', '=', id), eb('transfer_id', '=', id)]));
+    if (search.states !== undefined && search.states.length > 0) select = select.where('state', 'in', [...search.states]);
+    if (search.createdFrom !== undefined) select = select.where('created_at', '>=', search.createdFrom);
+    if (search.createdTo !== undefined) select = select.where('created_at', '<', search.createdTo);
+    if (search.updatedFrom !== undefined) select = select.where('updated_at', '>=', search.updatedFrom);
+    if (search.updatedTo !== undefined) select = select.where('updated_at', '<', search.updatedTo);
+    if (search.needsAttention !== undefined) select = select.where('needs_attention', '=', search.needsAttention ? 1 : 0);
+    const rows = await select.orderBy('created_at', 'desc').limit(search.limit).execute();
+    return rows.map(paymentFromRow);
   }
 
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]> {

@@ -40,7 +40,7 @@ export class ConnectorChild {
     this.url = `http://127.0.0.1:${options.incomingPort}`;
     this.#child = spawn(process.execPath, [options.mainPath], {
       cwd: options.cwd,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...options.env, HOST: '127.0.0.1', INCOMING_PORT: String(options.incomingPort) },
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', OPERATIONS_PORT: '0', ...options.env, HOST: '127.0.0.1', INCOMING_PORT: String(options.incomingPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.#exited = new Promise((resolve) => this.#child.once('exit', (code) => resolve(code)));

@@ -186,6 +186,7 @@ function connectorEnv(options: CrashRunOptions, sdkUrl: string, outgoingPort: nu
     SDK_BASE_URL: sdkUrl,
     SDK_TIMEOUT_MS: '2000',
     OUTGOING_PORT: String(outgoingPort),
+    OPERATIONS_PORT: '0',
     LOG_LEVEL: 'warn',
     RECOVERY_INTERVAL_MS: '100',
     RECOVERY_BASE_BACKOFF_MS: '50',

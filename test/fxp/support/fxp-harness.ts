@@ -27,6 +27,7 @@ export async function startFxpHarness(options: { env?: Env; dataDir?: string; cl
     DATABASE_URL: join(dataDir, 'connector.db'),
     INCOMING_PORT: '0',
     OUTGOING_PORT: '0',
+    OPERATIONS_PORT: '0',
     RECOVERY_INTERVAL_MS: '3600000',
     RECOVERY_BASE_BACKOFF_MS: '1000',
     ...options.env,

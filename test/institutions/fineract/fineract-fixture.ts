@@ -54,6 +54,10 @@ interface Transaction {
   readonly reasonForBlock?: string;
   /** '0' until released, as Fineract reports an unreleased hold (and every other transaction). */
   releaseTransactionId: string;
+  /** The value date, YYYY-MM-DD: the command's transactionDate (a release takes its hold's). */
+  readonly date: string;
+  /** Set when an operator reverses the transaction (undo); it then moved nothing. */
+  reversed: boolean;
 }
 
 /** A command in Fineract's idempotency store: running, or done with the answer it gave. */
@@ -189,6 +193,9 @@ class FineractInstitution {
     if (request.method === 'GET' && resource === 'savingsaccounts' && sub === undefined) {
       return this.savingsAccount(id ?? '', request.query.get('associations') === 'transactions');
     }
+    if (request.method === 'GET' && resource === 'savingsaccounts' && sub === 'transactions' && transactionId === 'search') {
+      return this.searchTransactions(id ?? '', request.query);
+    }
     if (request.method === 'GET' && resource === 'savingsaccounts' && sub === 'transactions' && transactionId !== undefined) {
       return this.transaction(id ?? '', transactionId);
     }
@@ -283,6 +290,43 @@ class FineractInstitution {
     };
   }
 
+  /**
+   * GET /savingsaccounts/{id}/transactions/search (SavingsAccountTransactionsApiResource
+   * .searchTransactions and SavingsAccountTransactionsSearchServiceImpl): fromDate and toDate
+   * bound the value date, both inclusive; `types` is a comma-separated list of transaction type
+   * ids; `offset` is the page number and `limit` the page size (TransactionSearchRequest.pageable
+   * calls PageRequest.of(offset, limit)); without orderBy the newest come first (transaction
+   * date, then id, descending). Reversal entries are left out, reversed originals are listed
+   * with `reversed: true`. The answer is the Page: `{ total, content }`
+   * (SavingsAccountTransactionsApiResourceSwagger.SavingsAccountTransactionsSearchResponse).
+   */
+  searchTransactions(savingsId: string, query: URLSearchParams): FixtureReply {
+    const savings = this.#savings.get(savingsId);
+    if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
+    const fromDate = query.get('fromDate');
+    const toDate = query.get('toDate');
+    for (const date of [fromDate, toDate]) {
+      if (date !== null && !/^\d{4}-\d{2}-\d{2}$/.test(date)) return fail(400, 'validation.msg.invalid.date.format', 'Invalid date format');
+    }
+    const types = query.get('types')?.split(',');
+    const page = Number(query.get('offset') ?? '0');
+    const size = Number(query.get('limit') ?? '50');
+    const ascending = query.get('orderBy') === 'id' && query.get('sortOrder') === 'ASC';
+    const matching = savings.transactions
+      .filter((transaction) => (fromDate === null || transaction.date >= fromDate) && (toDate === null || transaction.date <= toDate))
+      .filter((transaction) => types === undefined || types.includes(transaction.typeId))
+      .sort((a, b) => (ascending ? Number(a.id) - Number(b.id) : b.date.localeCompare(a.date) || Number(b.id) - Number(a.id)));
+    const content = matching.slice(page * size, page * size + size).map((transaction) => this.#transactionBody(transaction));
+    return { status: 200, body: { total: new JsonNumber(String(matching.length)), content } };
+  }
+
+  /** Reverses a transaction as a back-office undo would (tests: an institution that took a credit back). */
+  reverse(savingsId: string, receiptNumber: string): void {
+    const transaction = this.#savings.get(savingsId)?.transactions.find((candidate) => candidate.receiptNumber === receiptNumber);
+    if (transaction === undefined) throw new Error(`no transaction ${receiptNumber} on ${savingsId}`);
+    transaction.reversed = true;
+  }
+
   /** GET /savingsaccounts/{id}/transactions/{transactionId} (SavingsAccountTransactionsApiResource.retrieveOne). */
   transaction(savingsId: string, transactionId: string): FixtureReply {
     const savings = this.#savings.get(savingsId);
@@ -319,7 +363,7 @@ class FineractInstitution {
       throw failure;
     }
     const typeId = command === 'deposit' ? FINERACT_TRANSACTION_TYPE.deposit : command === 'withdrawal' ? FINERACT_TRANSACTION_TYPE.withdrawal : FINERACT_TRANSACTION_TYPE.amountHold;
-    const transaction = this.#book(savings, typeId, input.amountMinor, input.receiptNumber, input.reasonForBlock);
+    const transaction = this.#book(savings, typeId, input.amountMinor, input.receiptNumber, input.reasonForBlock, input.date);
     return this.#commandResult(savings, transaction);
   }
 
@@ -329,13 +373,13 @@ class FineractInstitution {
     if (hold === undefined) return { status: 500, body: { developerMessage: 'Request failed', httpStatusCode: '500', defaultUserMessage: 'Request failed' } };
     if (hold.releaseTransactionId !== '0') return fail(400, 'validation.msg.savingsaccount.onhold.transaction.already.released', 'Amount already released');
     this.books.releaseHold(savings.book, hold.amountMinor);
-    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined);
+    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, hold.date);
     hold.releaseTransactionId = release.id;
     return this.#commandResult(savings, release);
   }
 
   /** Reads a command body as Fineract does: amount as a number or a decimal string with a locale, dates by the given format. */
-  #commandInput(body: unknown, command: string): { amountMinor: bigint; receiptNumber: string | undefined; reasonForBlock: string | undefined } | { reply: FixtureReply } {
+  #commandInput(body: unknown, command: string): { amountMinor: bigint; receiptNumber: string | undefined; reasonForBlock: string | undefined; date: string } | { reply: FixtureReply } {
     if (!isRecord(body)) return { reply: fail(400, 'validation.msg.invalid.json', 'Body is not a JSON object') };
     const amount = body['transactionAmount'];
     const text = amount instanceof JsonNumber ? amount.text : typeof amount === 'string' && body['locale'] === 'en' ? amount : undefined;
@@ -352,15 +396,17 @@ class FineractInstitution {
     // Like Fineract, payment details (and so the receipt number) are only recorded with a payment type.
     const receipt = body['paymentTypeId'] instanceof JsonNumber && typeof body['receiptNumber'] === 'string' ? body['receiptNumber'] : undefined;
     const reason = command === 'holdAmount' && typeof body['reasonForBlock'] === 'string' ? body['reasonForBlock'] : undefined;
-    return { amountMinor, receiptNumber: command === 'holdAmount' ? undefined : receipt, reasonForBlock: reason };
+    return { amountMinor, receiptNumber: command === 'holdAmount' ? undefined : receipt, reasonForBlock: reason, date: body['transactionDate'] };
   }
 
-  #book(savings: Savings, typeId: string, amountMinor: bigint, receiptNumber: string | undefined, reasonForBlock: string | undefined): Transaction {
+  #book(savings: Savings, typeId: string, amountMinor: bigint, receiptNumber: string | undefined, reasonForBlock: string | undefined, date: string): Transaction {
     const transaction: Transaction = {
       id: String(this.#nextTransaction++),
       typeId,
       amountMinor,
       releaseTransactionId: '0',
+      date,
+      reversed: false,
       ...(receiptNumber === undefined ? {} : { receiptNumber }),
       ...(reasonForBlock === undefined ? {} : { reasonForBlock }),
     };
@@ -408,8 +454,8 @@ class FineractInstitution {
       transactionType: transactionType(transaction.typeId),
       amount: this.#amount(transaction.amountMinor),
       currency: this.#currencyBody(),
-      reversed: false,
-      date: [new JsonNumber('2026'), new JsonNumber('11'), new JsonNumber('23')],
+      reversed: transaction.reversed,
+      date: transaction.date.split('-').map((part) => new JsonNumber(String(Number(part)))),
       ...(transaction.receiptNumber === undefined
         ? {}
         : { paymentDetailData: { id: new JsonNumber(transaction.id), paymentType: { id: new JsonNumber('4'), name: 'Mojaloop' }, receiptNumber: transaction.receiptNumber } }),

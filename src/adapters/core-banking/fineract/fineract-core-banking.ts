@@ -8,7 +8,9 @@ import type {
   CommitRequest,
   CoreBanking,
   CoreBankingCapabilities,
+  InstitutionMovement,
   InstitutionTransactionStatus,
+  Period,
   PartyDetails,
   RefundRequest,
   ReserveRequest,
@@ -26,6 +28,7 @@ import {
   moneyCommand,
   readClientPage,
   readHoldTransaction,
+  readTransactionPage,
   readCommandResult,
   readError,
   readPaymentTypes,
@@ -37,7 +40,7 @@ import {
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import type { FineractClient, FineractHold, FineractSavingsAccount, FineractSavingsSummary, FineractSearchHit } from './fineract-wire.js';
+import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary, type FineractSearchHit } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -202,6 +205,43 @@ export class FineractCoreBanking implements CoreBanking {
     const account = parse2xx(this.#http, float, readSavingsAccount);
     if (account.status.id !== SAVINGS_ACTIVE_STATUS) {
       throw new InstitutionHealthError('misconfigured', `FINERACT_FLOAT_ACCOUNT_ID ${this.#options.floatAccountId}: the savings account is not active (${account.status.code})`);
+    }
+  }
+
+  /**
+   * The float's withdrawals in the period: every credit to a customer (an incoming transfer's
+   * payee, a refund) ends with one, under our reference as its receipt number. Read page by page
+   * from the transaction search (Fineract 1.9 and later), whose `offset` is the page number
+   * (TransactionSearchRequest.pageable: PageRequest.of(offset, limit)). Dates are value dates;
+   * a movement is placed at midnight UTC of its day. Reversed transactions moved nothing.
+   */
+  async listMovements(period: Period): Promise<InstitutionMovement[]> {
+    const fromDate = period.from.slice(0, 10);
+    const toDate = new Date(Date.parse(period.to) - 1).toISOString().slice(0, 10);
+    const movements: InstitutionMovement[] = [];
+    const pageSize = 200;
+    for (let page = 0; ; page += 1) {
+      const query = new URLSearchParams({
+        fromDate,
+        toDate,
+        dateFormat: 'yyyy-MM-dd',
+        locale: 'en',
+        types: FINERACT_TRANSACTION_TYPE.withdrawal,
+        offset: String(page),
+        limit: String(pageSize),
+        orderBy: 'id',
+        sortOrder: 'ASC',
+      });
+      const path = `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}/transactions/search?${query.toString()}`;
+      const answer = await this.#send({ operation: 'listMovements', method: 'GET', path });
+      if (answer.status >= 400) throw declineFor('listMovements', answer.status, answer.body, 'float');
+      const read = parse2xx(this.#http, answer, readTransactionPage);
+      for (const line of read.transactions) {
+        if (line.reversed || line.typeId !== FINERACT_TRANSACTION_TYPE.withdrawal || line.receiptNumber === undefined) continue;
+        const bookedAt = `${line.date}T00:00:00.000Z`;
+        movements.push({ reference: line.receiptNumber, direction: 'customer-credit', amount: { amount: line.amount, currency: line.currency }, bookedAt, institutionId: line.id });
+      }
+      if (read.transactions.length < pageSize || (page + 1) * pageSize >= read.total) return movements;
     }
   }
 

@@ -15,6 +15,7 @@ import {
   type FineractSavingsAccount,
   type FineractSavingsSummary,
   type FineractSearchHit,
+  type FineractTransactionPage,
 } from './fineract-wire.js';
 
 /** Pure conversions between Fineract's wire and the port. */
@@ -88,6 +89,40 @@ export function readHoldTransaction(body: unknown): FineractHold {
   const currency = transaction.record('currency').string('code');
   const releaseId = transaction.has('releaseTransactionId') ? transaction.integerText('releaseTransactionId') : '0';
   return { id: transaction.integerText('id'), amount: transaction.amountNumber('amount', currency), released: releaseId !== '0' };
+}
+
+/**
+ * A page of GET /savingsaccounts/{id}/transactions/search (SavingsAccountTransactionsApiResource
+ * .searchTransactions: Spring's Page, `{ total, content }`). The value date is Fineract's
+ * LocalDate: `[year, month, day]`, or "yyyy-MM-dd" text when a date format applies.
+ */
+export function readTransactionPage(body: unknown): FineractTransactionPage {
+  const page = WireRecord.of(body);
+  const total = Number(page.integerText('total'));
+  const transactions = page.array('content').map((line) => {
+    const currency = line.record('currency').string('code');
+    const detail = line.optionalRecord('paymentDetailData');
+    return {
+      id: line.integerText('id'),
+      typeId: line.record('transactionType').integerText('id'),
+      amount: line.amountNumber('amount', currency),
+      currency,
+      date: readValueDate(line, 'date'),
+      receiptNumber: detail?.optionalString('receiptNumber'),
+      reversed: line.optionalBoolean('reversed') ?? false,
+    };
+  });
+  return { total, transactions };
+}
+
+/** A value date as YYYY-MM-DD, from Fineract's [year, month, day] or from "yyyy-MM-dd" text. */
+function readValueDate(record: WireRecord, key: string): string {
+  const value = record.values[key];
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return value;
+  const parts = readLocalDate(record, key);
+  if (parts === undefined) throw new MalformedResponse(`${record.at(key)} is missing`);
+  const [year, month, day] = parts;
+  return `${year.padStart(4, '0')}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
 }
 
 /** GET /search answers a list of hits; only savings transactions count. */

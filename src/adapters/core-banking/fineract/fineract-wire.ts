@@ -13,6 +13,8 @@
  *   POST /savingsaccounts/{id}/transactions/{holdId}?command=releaseAmount
  *   GET  /search?query={reference}&resource=savingsTransactions&exactMatch=true
  *   GET  /paymenttypes                                   start-up check of FINERACT_PAYMENT_TYPE_ID
+ *   GET  /savingsaccounts/{id}/transactions/search?fromDate&toDate&types&offset&limit
+ *                                                        the float's withdrawals of a period (reconciliation)
  * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`; every POST an
  * `Idempotency-Key` (Fineract 1.9 and later).
  */
@@ -83,6 +85,24 @@ export const FINERACT_TRANSACTION_TYPE = {
   amountHold: '20',
   amountRelease: '21',
 } as const;
+
+/** One page of GET /savingsaccounts/{id}/transactions/search: `{ total, content }`. */
+export interface FineractTransactionPage {
+  readonly total: number;
+  readonly transactions: readonly FineractStatementLine[];
+}
+
+/** A savings transaction as the search lists it; only what reconciliation reads. */
+export interface FineractStatementLine {
+  readonly id: string;
+  readonly typeId: string;
+  readonly amount: string;
+  readonly currency: string;
+  /** The value date, YYYY-MM-DD. */
+  readonly date: string;
+  readonly receiptNumber: string | undefined;
+  readonly reversed: boolean;
+}
 
 /** Body of deposit and withdrawal commands. Amounts travel as decimal strings, which Fineract reads with `locale`. */
 export interface FineractMoneyCommand {

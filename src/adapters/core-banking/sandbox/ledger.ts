@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
-import { toMinorUnits, type Money } from '../../../domain/money.js';
+import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { findCustomer, insertCustomer, listCustomers } from './customer-records.js';
 import { collectDebit, debitState, refundDebit, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
@@ -15,6 +15,16 @@ import type { AccountKind, SandboxSchema } from './sandbox-schema.js';
 
 /** Key of the advisory lock taken while opening the books: "ccsandbx" read as a 64-bit integer. */
 const OPEN_BOOKS_LOCK_KEY = '7161694694750315128';
+
+export interface SandboxMovement {
+  readonly reference: string;
+  readonly direction: 'customer-credit' | 'customer-debit';
+  readonly currency: string;
+  /** Decimal string. */
+  readonly amount: string;
+  readonly bookedAt: string;
+  readonly institutionId: string;
+}
 
 export type SandboxTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'not-found';
 
@@ -175,6 +185,50 @@ export class SandboxLedger {
       }
       return true;
     });
+  }
+
+  /**
+   * What the sandbox booked for customers in a period, under the references it was given: each
+   * captured hold is a payee credit, each succeeded collection a customer debit and each
+   * succeeded refund a customer credit. Reserved and released holds moved no customer's money.
+   */
+  async movements(from: string, to: string): Promise<SandboxMovement[]> {
+    const db = this.#database.reader<SandboxSchema>();
+    const holds = await db
+      .selectFrom('sandbox_holds')
+      .select(['reference', 'currency', 'amount', 'updated_at'])
+      .where('state', '=', 'CAPTURED')
+      .where('updated_at', '>=', from)
+      .where('updated_at', '<', to)
+      .execute();
+    const debits = await db
+      .selectFrom('sandbox_debits')
+      .select(['reference', 'kind', 'currency', 'amount', 'updated_at'])
+      .where('state', '=', 'succeeded')
+      .where('updated_at', '>=', from)
+      .where('updated_at', '<', to)
+      .execute();
+    // Both tables keep amounts in minor units.
+    return [
+      ...holds
+        .filter((hold): hold is typeof hold & { currency: string } => hold.currency !== null)
+        .map((hold) => ({
+          reference: hold.reference,
+          direction: 'customer-credit' as const,
+          currency: hold.currency,
+          amount: formatMinorUnits(BigInt(hold.amount), hold.currency),
+          bookedAt: hold.updated_at,
+          institutionId: `hold:${hold.reference}`,
+        })),
+      ...debits.map((debit) => ({
+        reference: debit.reference,
+        direction: debit.kind === 'refund' ? ('customer-credit' as const) : ('customer-debit' as const),
+        currency: debit.currency,
+        amount: formatMinorUnits(BigInt(debit.amount), debit.currency),
+        bookedAt: debit.updated_at,
+        institutionId: `${debit.kind}:${debit.reference}`,
+      })),
+    ];
   }
 
   /** A real query on the ledger's tables. */

@@ -2,6 +2,8 @@ import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type {
   IdentifierEligibility,
+  InstitutionMovement,
+  Period,
   CollectRequest,
   CollectResult,
   CommitRequest,
@@ -81,6 +83,17 @@ export class SandboxCoreBanking implements CoreBanking {
         return { ...id, accountId: customer.accountId, currency: customer.currency, status: customer.status, consent: (await this.#ledger.consents(id)) ? ('given' as const) : ('withdrawn' as const) };
       }),
     );
+  }
+
+  async listMovements(period: Period): Promise<InstitutionMovement[]> {
+    const movements = await this.#ledger.movements(period.from, period.to);
+    return movements.map((movement) => ({
+      reference: movement.reference,
+      direction: movement.direction,
+      amount: { amount: movement.amount, currency: movement.currency },
+      bookedAt: movement.bookedAt,
+      institutionId: movement.institutionId,
+    }));
   }
 
   health(): Promise<void> {

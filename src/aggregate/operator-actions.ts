@@ -1,0 +1,183 @@
+import { withAuditCause, type AuditCause } from '../audit/audit-cause.js';
+import { ConnectorError, assert } from '../domain/errors.js';
+import { canTransition, type InboundTransferState } from '../domain/inbound-transfer.js';
+import { canTransitionOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
+import type { InboundStore, TransferRecord } from '../ports/store.js';
+import type { SwitchConnector } from '../ports/switch-connector.js';
+import type { OutgoingPayments } from './outgoing-payments.js';
+import type { OutgoingSettlement } from './outgoing-settlement.js';
+
+export type OperatorSubject = 'incoming_transfer' | 'outgoing_payment';
+
+/** Who acts and why; the reason (and, for a manual resolution, the evidence) goes into the audit trail. */
+export interface OperatorRequest {
+  readonly operator: string;
+  readonly reason: string;
+  readonly evidence?: string;
+}
+
+/** States the recovery worker can be asked to try again now. ACCEPTING and INITIATING are left out: their call may still be running. */
+const RETRYABLE_INCOMING: readonly InboundTransferState[] = ['RECEIVED', 'RESERVED', 'COMMITTING', 'RELEASING'];
+const RETRYABLE_OUTGOING: readonly OutgoingState[] = ['COLLECTING', 'AWAITING_DEBIT', 'CONFIRMING', 'REFUNDING'];
+
+/**
+ * What an operator may record as done when the institution confirms it out of band, by state:
+ * the credit or the release of an incoming transfer, the refund of an outgoing payment, or a
+ * collection the institution says never debited anyone. Nothing else: a state whose outcome
+ * only the switch knows is settled by applySwitchOutcome.
+ */
+const MANUAL_OUTCOMES_INCOMING: Readonly<Partial<Record<InboundTransferState, InboundTransferState>>> = {
+  COMMITTING: 'COMMITTED',
+  RELEASING: 'ABORTED',
+};
+const MANUAL_OUTCOMES_OUTGOING: Readonly<Partial<Record<OutgoingState, OutgoingState>>> = {
+  REFUNDING: 'REFUNDED',
+  COLLECTING: 'ABORTED',
+  AWAITING_DEBIT: 'ABORTED',
+};
+
+export interface OperatorActionsDeps {
+  readonly inboundStore: InboundStore;
+  readonly outgoingStore: OutgoingStore;
+  readonly outgoing: OutgoingPayments;
+  readonly outgoingSettlement: OutgoingSettlement;
+  readonly switchConnector: SwitchConnector;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** An accept younger than this may still be running: its payment is not taken over. */
+  readonly acceptRunsForMs: number;
+  /** Asks the recovery loops for a pass soon. */
+  readonly wakeRecovery: () => void;
+}
+
+/**
+ * The operators' actions. Each runs with the operator's name and reason as the audit cause, and
+ * through the same compare-and-set transitions as the connector's own work: an operator who
+ * races the recovery worker (or another operator) either wins the compare-and-set or is told
+ * the record moved on. No action calls the institution to move money a second time.
+ */
+export class OperatorActions {
+  constructor(private readonly deps: OperatorActionsDeps) {}
+
+  /** Makes a stuck item due now; the recovery worker takes it on its next pass, which is asked for at once. */
+  async retryNow(subject: OperatorSubject, id: string, request: OperatorRequest): Promise<{ readonly state: string }> {
+    const now = this.deps.clock.now().toISOString();
+    return this.#as(request, 'retry', subject, id, async () => {
+      if (subject === 'incoming_transfer') {
+        const transfer = await this.#transfer(id);
+        if (!RETRYABLE_INCOMING.includes(transfer.state)) throw refused(`an incoming transfer in ${transfer.state} has nothing to retry`);
+        if (!(await this.deps.inboundStore.scheduleTransferNow(id, transfer.state, now))) throw busy(await this.#transfer(id), transfer.state);
+        this.deps.wakeRecovery();
+        return { state: transfer.state };
+      }
+      const payment = await this.#payment(id);
+      if (!RETRYABLE_OUTGOING.includes(payment.state)) throw refused(`an outgoing payment in ${payment.state} has nothing to retry`);
+      if (!(await this.deps.outgoingStore.scheduleNow(payment.homeTransactionId, payment.state, now))) throw busy(await this.#payment(id), payment.state);
+      this.deps.wakeRecovery();
+      return { state: payment.state };
+    });
+  }
+
+  /**
+   * An outgoing payment whose accept was answered with no outcome: the switch is asked now, and
+   * its answer is applied only if it is the final state the operator expects (COMPLETED, or
+   * ABORTED, which refunds the customer once, under the refund's own reference). A switch that
+   * answers otherwise, or not at all, changes nothing.
+   */
+  async applySwitchOutcome(id: string, expected: 'COMPLETED' | 'ABORTED', request: OperatorRequest): Promise<OutgoingPaymentRecord> {
+    const found = await this.#payment(id);
+    return this.#as(request, 'apply-switch-outcome', 'outgoing_payment', id, () =>
+      this.deps.outgoing.exclusive(found.homeTransactionId, async () => {
+        let payment = await this.#payment(id);
+        if (payment.state === 'ACCEPTING') {
+          const runningMs = this.deps.clock.now().getTime() - Date.parse(payment.updatedAt);
+          if (runningMs < this.deps.acceptRunsForMs) throw refused(`the accept was sent ${Math.floor(runningMs / 1000)} s ago and may still be running; try again after ${Math.ceil(this.deps.acceptRunsForMs / 1000)} s`);
+          payment = await this.deps.outgoingSettlement.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: 'accept taken over by an operator; asking the switch' });
+        }
+        if (payment.state !== 'CONFIRMING') throw refused(`the payment is ${payment.state}: only a payment waiting for the switch's outcome (ACCEPTING, CONFIRMING) takes it`);
+        assert(payment.transferId !== null, `payment ${payment.homeTransactionId} in CONFIRMING without a transferId`);
+        const status = await this.deps.switchConnector.getTransfer(payment.transferId);
+        const reported = status.currentState ?? 'UNSPECIFIED';
+        if (reported !== expected) throw refused(`the switch reports ${reported}, not ${expected}; nothing changed`);
+        let after = await this.deps.outgoingSettlement.confirm(payment);
+        // ABORTED starts the refund; it is tried at once, and the recovery worker retries it if it fails.
+        if (after.state === 'REFUNDING') after = await this.deps.outgoingSettlement.refund(after);
+        return after;
+      }),
+    );
+  }
+
+  /**
+   * Records an outcome the institution confirmed out of band (evidence required): only for a
+   * flagged item in a state listed above, and only while no worker holds it.
+   */
+  async resolve(subject: OperatorSubject, id: string, outcome: string, request: OperatorRequest): Promise<TransferRecord | OutgoingPaymentRecord> {
+    if (request.evidence === undefined || request.evidence.trim() === '') throw new ConnectorError('MissingElement', 'evidence is required to resolve an item by hand (what the institution confirmed, and its reference)');
+    const now = this.deps.clock.now().toISOString();
+    const changes = { attempts: 0, nextAttemptAt: null, lastError: null, needsAttention: false, errorCode: 'RESOLVED_BY_OPERATOR' } as const;
+    return this.#as(request, 'resolve', subject, id, async () => {
+      if (subject === 'incoming_transfer') {
+        const transfer = await this.#transfer(id);
+        const allowed = MANUAL_OUTCOMES_INCOMING[transfer.state];
+        if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(transfer.state, outcome, allowed));
+        if (!transfer.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
+        assert(canTransition(transfer.state, allowed), `${transfer.state} -> ${allowed} is not a transition`);
+        const moved = await this.deps.inboundStore.transitionTransfer(id, [transfer.state], allowed, changes, { now });
+        if (moved === undefined) throw busy(await this.#transfer(id), transfer.state);
+        return moved;
+      }
+      const payment = await this.#payment(id);
+      const allowed = MANUAL_OUTCOMES_OUTGOING[payment.state];
+      if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(payment.state, outcome, allowed));
+      if (!payment.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
+      assert(canTransitionOutgoing(payment.state, allowed), `${payment.state} -> ${allowed} is not a transition`);
+      const moved = await this.deps.outgoing.exclusive(payment.homeTransactionId, () =>
+        this.deps.outgoingStore.transition(payment.homeTransactionId, [payment.state], allowed, changes, { now }),
+      );
+      if (moved === undefined) throw busy(await this.#payment(id), payment.state);
+      return moved;
+    });
+  }
+
+  async #as<T>(request: OperatorRequest, action: string, subject: OperatorSubject, id: string, work: () => Promise<T>): Promise<T> {
+    const cause: AuditCause = {
+      cause: 'operator',
+      operator: request.operator,
+      reason: `${action}: ${request.reason}`,
+      ...(request.evidence === undefined ? {} : { evidence: request.evidence }),
+    };
+    const result = await withAuditCause(cause, work);
+    this.deps.logger.warn({ operator: request.operator, action, subject, id }, 'operator action applied');
+    return result;
+  }
+
+  async #transfer(id: string): Promise<TransferRecord> {
+    const transfer = await this.deps.inboundStore.findTransfer(id);
+    if (transfer === undefined) throw new ConnectorError('TransferNotFound', `no incoming transfer ${id}`);
+    return transfer;
+  }
+
+  async #payment(id: string): Promise<OutgoingPaymentRecord> {
+    const payment = (await this.deps.outgoingStore.findByHomeTransactionId(id)) ?? (await this.deps.outgoingStore.findByTransferId(id));
+    if (payment === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment ${id}`);
+    return payment;
+  }
+}
+
+function refused(detail: string): ConnectorError {
+  return new ConnectorError('OperatorActionRefused', detail);
+}
+
+/** The compare-and-set lost: the record moved on, or a worker holds it right now. */
+function busy(current: { readonly state: string }, expected: string): ConnectorError {
+  if (current.state !== expected) return refused(`the item moved from ${expected} to ${current.state} meanwhile; nothing changed`);
+  return refused(`the recovery worker is working on this item now; nothing changed, look again in a moment`);
+}
+
+function manualRefusal(state: string, outcome: string, allowed: string | undefined): string {
+  if (allowed === undefined) return `an item in ${state} cannot be resolved by hand`;
+  return `an item in ${state} can only be resolved by hand to ${allowed}, not ${outcome}`;
+}

@@ -1,0 +1,247 @@
+import { ConnectorError } from '../domain/errors.js';
+import { sameMoney, type Money } from '../domain/money.js';
+import { refundReference } from '../domain/outgoing-references.js';
+import type { Clock } from '../ports/clock.js';
+import type { CoreBanking, InstitutionMovement, Period } from '../ports/core-banking.js';
+import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
+import type { InboundStore, TransferRecord } from '../ports/store.js';
+
+export const RECONCILIATION_CATEGORIES = ['matched', 'missing_at_institution', 'unknown_to_connector', 'amount_mismatch', 'pending'] as const;
+export type ReconciliationCategory = (typeof RECONCILIATION_CATEGORIES)[number];
+
+/** One line of the report: one movement expected by the connector, booked by the institution, or both. */
+export interface ReconciliationLine {
+  readonly category: ReconciliationCategory;
+  readonly reference: string;
+  readonly direction: InstitutionMovement['direction'];
+  readonly subject: 'incoming_transfer' | 'outgoing_payment' | null;
+  /** The connector's id of the record (transferId, or homeTransactionId for an outgoing payment). */
+  readonly subjectId: string | null;
+  readonly connectorState: string | null;
+  readonly currency: string;
+  readonly expectedAmount: string | null;
+  readonly institutionAmount: string | null;
+  readonly institutionId: string | null;
+  readonly bookedAt: string | null;
+  readonly note: string;
+}
+
+export interface ReconciliationReport {
+  readonly period: Period;
+  readonly adapter: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<ReconciliationCategory, number>>;
+  readonly lines: readonly ReconciliationLine[];
+}
+
+/** What the connector's records say the institution should have booked under one reference. */
+interface Expectation {
+  readonly reference: string;
+  readonly direction: InstitutionMovement['direction'];
+  readonly amount: Money;
+  readonly subject: 'incoming_transfer' | 'outgoing_payment';
+  readonly subjectId: string;
+  readonly state: string;
+  /** True while the connector is still finishing the step (an intent state): not a discrepancy yet. */
+  readonly pending: boolean;
+}
+
+/** Movements near the period's edges may be booked on the other side of midnight: looked for this far out. */
+const EDGE_MS = 24 * 60 * 60 * 1000;
+/** More records than this in one period is refused rather than read half. */
+const MAX_RECORDS = 1_000_000;
+
+/**
+ * Compares the connector's records of a period with what the institution booked under our
+ * references. A record belongs to the period in which it last changed; the institution's
+ * movements are read a day beyond each edge so that one booked just across midnight still
+ * matches. Every expected movement is matched, missing at the institution, or booked with
+ * another amount; every movement booked in the period that no record explains (or a second
+ * one under the same reference) is unknown to the connector.
+ */
+export class Reconciliation {
+  constructor(
+    private readonly inboundStore: InboundStore,
+    private readonly outgoingStore: OutgoingStore,
+    private readonly coreBanking: CoreBanking,
+    private readonly clock: Clock,
+  ) {}
+
+  async run(period: Period): Promise<ReconciliationReport> {
+    if (this.coreBanking.listMovements === undefined) {
+      throw new ConnectorError('NotSupported', `the ${this.coreBanking.name} adapter cannot list the institution's transactions; reconciliation needs an adapter that can (sandbox, fineract)`);
+    }
+    const wide: Period = { from: shift(period.from, -EDGE_MS), to: shift(period.to, EDGE_MS) };
+    const transfers = await this.inboundStore.searchTransfers({ updatedFrom: period.from, updatedTo: period.to, limit: MAX_RECORDS + 1 });
+    const payments = await this.outgoingStore.search({ updatedFrom: period.from, updatedTo: period.to, limit: MAX_RECORDS + 1 });
+    if (transfers.length > MAX_RECORDS || payments.length > MAX_RECORDS) throw new ConnectorError('ValidationFailed', `more than ${MAX_RECORDS} records in the period; reconcile a shorter one`);
+    const movements = await this.coreBanking.listMovements(wide);
+
+    const expectations = [...transfers.flatMap(expectedOfTransfer), ...payments.flatMap(expectedOfPayment)];
+    const booked = new Map<string, InstitutionMovement[]>();
+    for (const movement of movements) {
+      const key = keyOf(movement.reference, movement.direction);
+      booked.set(key, [...(booked.get(key) ?? []), movement]);
+    }
+
+    const lines: ReconciliationLine[] = [];
+    const explained = new Set<InstitutionMovement>();
+    for (const expectation of expectations) {
+      const found = booked.get(keyOf(expectation.reference, expectation.direction)) ?? [];
+      const [first, ...extra] = found;
+      if (first !== undefined) explained.add(first);
+      lines.push(judge(expectation, first));
+      for (const duplicate of extra) {
+        explained.add(duplicate);
+        lines.push(unknownLine(duplicate, expectation, 'booked more than once under this reference'));
+      }
+    }
+    const inPeriod = (movement: InstitutionMovement): boolean => movement.bookedAt >= period.from && movement.bookedAt < period.to;
+    for (const movement of movements) {
+      if (explained.has(movement) || !inPeriod(movement)) continue;
+      const owner = await this.#owner(movement);
+      if (owner === 'elsewhere') continue;
+      lines.push(owner === undefined ? unknownLine(movement, undefined, 'no record of the connector carries this reference') : ownerLine(movement, owner));
+    }
+
+    const counts = Object.fromEntries(RECONCILIATION_CATEGORIES.map((category) => [category, 0])) as Record<ReconciliationCategory, number>;
+    for (const line of lines) counts[line.category] += 1;
+    lines.sort((a, b) => RECONCILIATION_CATEGORIES.indexOf(a.category) - RECONCILIATION_CATEGORIES.indexOf(b.category) || a.reference.localeCompare(b.reference));
+    return { period, adapter: this.coreBanking.name, generatedAt: this.clock.now().toISOString(), counts, lines };
+  }
+
+  /**
+   * Whose is a movement no record of the period expected: a record that changed in another
+   * period and expects it there ('elsewhere'), a record that does not expect it (its
+   * expectation, possibly none), or nobody (undefined).
+   */
+  async #owner(movement: InstitutionMovement): Promise<'elsewhere' | { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined } | undefined> {
+    const transfer = await this.inboundStore.findTransfer(movement.reference);
+    const payment = transfer === undefined ? await this.outgoingStore.findByTransferId(movement.reference) : undefined;
+    const record = transfer ?? payment;
+    if (record === undefined) return undefined;
+    const expects = ('homeTransactionId' in record ? expectedOfPayment(record) : expectedOfTransfer(record)).find(
+      (expectation) => expectation.reference === movement.reference && expectation.direction === movement.direction,
+    );
+    if (expects !== undefined && !expects.pending) return 'elsewhere';
+    return { record, expects };
+  }
+}
+
+function expectedOfTransfer(transfer: TransferRecord): Expectation[] {
+  const base = { reference: transfer.transferId, direction: 'customer-credit' as const, amount: { amount: transfer.payeeReceiveAmount, currency: transfer.currency }, subject: 'incoming_transfer' as const, subjectId: transfer.transferId, state: transfer.state };
+  if (transfer.state === 'COMMITTED') return [{ ...base, pending: false }];
+  if (transfer.state === 'COMMITTING') return [{ ...base, pending: true }];
+  return [];
+}
+
+/** Outgoing payments: the collection (mobile-operator flow; in the bank flow the channel debits under its own id) and the refund. */
+function expectedOfPayment(payment: OutgoingPaymentRecord): Expectation[] {
+  if (payment.transferId === null || payment.debitAmount === null) return [];
+  const amount = { amount: payment.debitAmount, currency: payment.sendCurrency };
+  const base = { amount, subject: 'outgoing_payment' as const, subjectId: payment.homeTransactionId, state: payment.state };
+  const expectations: Expectation[] = [];
+  if (payment.flow === 'mobile-operator') {
+    const debited = ['ACCEPTING', 'CONFIRMING', 'COMPLETED', 'REFUNDING', 'REFUNDED'].includes(payment.state);
+    const collecting = payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';
+    if (debited || collecting) expectations.push({ ...base, reference: payment.transferId, direction: 'customer-debit', pending: collecting });
+  }
+  if (payment.state === 'REFUNDED' || payment.state === 'REFUNDING') {
+    expectations.push({ ...base, reference: refundReference(payment.transferId), direction: 'customer-credit', pending: payment.state === 'REFUNDING' });
+  }
+  return expectations;
+}
+
+function judge(expectation: Expectation, movement: InstitutionMovement | undefined): ReconciliationLine {
+  const line = {
+    reference: expectation.reference,
+    direction: expectation.direction,
+    subject: expectation.subject,
+    subjectId: expectation.subjectId,
+    connectorState: expectation.state,
+    currency: expectation.amount.currency,
+    expectedAmount: expectation.amount.amount,
+    institutionAmount: movement?.amount.amount ?? null,
+    institutionId: movement?.institutionId ?? null,
+    bookedAt: movement?.bookedAt ?? null,
+  };
+  if (expectation.pending) return { ...line, category: 'pending', note: `the connector is still finishing this step (${expectation.state})` };
+  if (movement === undefined) return { ...line, category: 'missing_at_institution', note: `the connector recorded ${expectation.state}; the institution booked nothing under this reference` };
+  if (!sameMoney(movement.amount, expectation.amount)) {
+    return { ...line, category: 'amount_mismatch', note: `expected ${expectation.amount.amount} ${expectation.amount.currency}, booked ${movement.amount.amount} ${movement.amount.currency}` };
+  }
+  return { ...line, category: 'matched', note: '' };
+}
+
+function unknownLine(movement: InstitutionMovement, expectation: Expectation | undefined, note: string): ReconciliationLine {
+  return {
+    category: 'unknown_to_connector',
+    reference: movement.reference,
+    direction: movement.direction,
+    subject: expectation?.subject ?? null,
+    subjectId: expectation?.subjectId ?? null,
+    connectorState: expectation?.state ?? null,
+    currency: movement.amount.currency,
+    expectedAmount: null,
+    institutionAmount: movement.amount.amount,
+    institutionId: movement.institutionId,
+    bookedAt: movement.bookedAt,
+    note,
+  };
+}
+
+function ownerLine(movement: InstitutionMovement, owner: { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined }): ReconciliationLine {
+  const isPayment = 'homeTransactionId' in owner.record;
+  const subjectId = isPayment ? (owner.record as OutgoingPaymentRecord).homeTransactionId : (owner.record as TransferRecord).transferId;
+  const line = {
+    ...unknownLine(movement, undefined, ''),
+    subject: isPayment ? ('outgoing_payment' as const) : ('incoming_transfer' as const),
+    subjectId,
+    connectorState: owner.record.state,
+  };
+  if (owner.expects?.pending === true) return { ...line, category: 'pending', expectedAmount: owner.expects.amount.amount, note: `the connector is still finishing this step (${owner.record.state})` };
+  return { ...line, note: `the connector's record is ${owner.record.state}, which expects no such movement` };
+}
+
+function keyOf(reference: string, direction: string): string {
+  return `${direction} ${reference}`;
+}
+
+function shift(instant: string, ms: number): string {
+  return new Date(Date.parse(instant) + ms).toISOString();
+}
+
+/** The report as CSV (RFC 4180): a header line, then one line per report line. */
+export function reconciliationCsv(report: ReconciliationReport): string {
+  const header = ['category', 'reference', 'direction', 'subject', 'subject_id', 'connector_state', 'currency', 'expected_amount', 'institution_amount', 'institution_id', 'booked_at', 'note'];
+  const rows = report.lines.map((line) => [
+    line.category,
+    line.reference,
+    line.direction,
+    line.subject ?? '',
+    line.subjectId ?? '',
+    line.connectorState ?? '',
+    line.currency,
+    line.expectedAmount ?? '',
+    line.institutionAmount ?? '',
+    line.institutionId ?? '',
+    line.bookedAt ?? '',
+    line.note,
+  ]);
+  return [header, ...rows].map((row) => row.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+function csvField(value: string): string {
+  // A leading =, +, - or @ would be read as a formula by a spreadsheet: quoted with an apostrophe.
+  const safe = /^[=+\-@]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** The period of one UTC day, YYYY-MM-DD. */
+export function dayPeriod(day: string): Period {
+  const from = Date.parse(`${day}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(from) || new Date(from).toISOString().slice(0, 10) !== day) {
+    throw new ConnectorError('ValidationFailed', `date: "${day}" is not a day (YYYY-MM-DD)`);
+  }
+  return { from: new Date(from).toISOString(), to: new Date(from + EDGE_MS).toISOString() };
+}
