@@ -40,6 +40,10 @@ import { causeOf, runChecks, type HealthCheck } from './http/health.js';
 import { handlersSettled } from './http/server-common.js';
 import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
 import { createConnectorMetrics, type ConnectorMetrics } from './metrics/connector-metrics.js';
+import { OperatorActions } from './aggregate/operator-actions.js';
+import { Reconciliation } from './aggregate/reconciliation.js';
+import { buildOperationsServer } from './http/operations-server.js';
+import { fileURLToPath } from 'node:url';
 
 /** Replaceable parts, for tests and the benchmark. */
 export interface AppOverrides {
@@ -66,8 +70,12 @@ export interface App {
   readonly identifiers: IdentifierRegistration;
   readonly identifierJobs: IdentifierJobs;
   readonly metrics: ConnectorMetrics;
+  readonly audit: AuditTrail;
+  readonly operatorActions: OperatorActions;
+  readonly reconciliation: Reconciliation;
+  readonly operationsServer: FastifyInstance;
   /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
-  start(): Promise<{ incomingUrl: string; outgoingUrl: string }>;
+  start(): Promise<{ incomingUrl: string; outgoingUrl: string; operationsUrl: string }>;
   /** Stops accepting requests, finishes what is under way, closes the database. */
   stop(): Promise<void>;
 }
@@ -89,6 +97,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   // TLS files are read before anything opens: a wrong path stops the start with the setting's name.
   const incomingTls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
   const outgoingTls = config.listen.outgoing.tls === undefined ? undefined : await readTlsMaterial(config.listen.outgoing.tls, 'OUTGOING');
+  const operationsTls = config.operations.listen.tls === undefined ? undefined : await readTlsMaterial(config.operations.listen.tls, 'OPERATIONS');
   const sdkTls = config.sdkTls === undefined ? undefined : await readClientTlsMaterial(config.sdkTls);
   const sdkClient = new SdkClient({
     baseUrl: config.sdkBaseUrl,
@@ -211,6 +220,34 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     identifierJobs,
   });
 
+  const audit = new AuditTrail(database);
+  const operatorActions = new OperatorActions({
+    inboundStore: store,
+    outgoingStore,
+    outgoing,
+    outgoingSettlement,
+    switchConnector,
+    clock,
+    logger,
+    // As the recovery worker: an accept younger than the switch's limit may still be running.
+    acceptRunsForMs: config.outgoing.transferTimeoutMs + 5_000,
+    wakeRecovery: () => {
+      loop.wake();
+      outgoingLoop.wake();
+    },
+  });
+  const reconciliation = new Reconciliation(store, outgoingStore, coreBanking, clock);
+  const operationsServer = await buildOperationsServer({ inboundStore: store, outgoingStore, audit, actions: operatorActions, reconciliation }, health, {
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    limits: config.serverLimits,
+    metrics,
+    name: 'operations',
+    operators: config.operations.operators,
+    consoleDir: config.operations.consoleDir ?? fileURLToPath(new URL('../console/', import.meta.url)),
+    ...(operationsTls === undefined ? {} : { tls: operationsTls }),
+  });
+
   return {
     config,
     database,
@@ -225,10 +262,15 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     identifiers,
     identifierJobs,
     metrics,
+    audit,
+    operatorActions,
+    reconciliation,
+    operationsServer,
     async start() {
       await checkInstitutionAtStart(coreBanking, health, logger);
       const incomingUrl = await incomingServer.listen({ host: config.listen.incoming.host, port: config.incomingPort });
       const outgoingUrl = await outgoingServer.listen({ host: config.listen.outgoing.host, port: config.outgoingPort });
+      const operationsUrl = await operationsServer.listen({ host: config.operations.listen.host, port: config.operations.port });
       loop.start();
       outgoingLoop.start();
       if (config.outgoing.demoCredentials) {
@@ -240,16 +282,19 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       if (config.outgoing.transferTimeoutMs < TRANSFER_TIMEOUT_FLOOR_MS) {
         logger.warn({ transferTimeoutMs: config.outgoing.transferTimeoutMs }, 'SDK_TRANSFER_TIMEOUT_MS is below 95 s: the switch connector may still be working when we give up');
       }
-      logger.info({ incomingUrl, outgoingUrl, adapter: coreBanking.name, outgoingFlow: coreBanking.capabilities.outgoingFlow, apiType: config.apiType, store: database.dialect }, 'connector started');
-      return { incomingUrl, outgoingUrl };
+      if (config.operations.demoOperator) {
+        logger.warn({}, 'operations server uses the demo OPERATOR_CREDENTIALS (see README); it stays on loopback until you set your own');
+      }
+      logger.info({ incomingUrl, outgoingUrl, operationsUrl, adapter: coreBanking.name, outgoingFlow: coreBanking.capabilities.outgoingFlow, apiType: config.apiType, store: database.dialect }, 'connector started');
+      return { incomingUrl, outgoingUrl, operationsUrl };
     },
     async stop() {
       await loop.stop();
       await outgoingLoop.stop();
       // No new requests; then the handlers still running (also those whose client hung up)
       // finish their writes before anything they use is closed.
-      await Promise.all([outgoingServer.close(), incomingServer.close()]);
-      await Promise.all([handlersSettled(outgoingServer), handlersSettled(incomingServer)]);
+      await Promise.all([outgoingServer.close(), incomingServer.close(), operationsServer.close()]);
+      await Promise.all([handlersSettled(outgoingServer), handlersSettled(incomingServer), handlersSettled(operationsServer)]);
       await outgoing.idle();
       await identifierJobs.idle();
       await sdkClient.close();

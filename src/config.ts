@@ -135,6 +135,8 @@ export interface OperationsConfig {
   readonly operators: readonly OperatorCredential[];
   /** True when the documented demo operator is in use: the server then stays on loopback. */
   readonly demoOperator: boolean;
+  /** Where the built console is (CONSOLE_DIR); default: dist/console beside the built connector. */
+  readonly consoleDir: string | undefined;
 }
 
 export const DEMO_OPERATOR = 'demo-operator:demo-operator-token-change-me';
@@ -294,6 +296,7 @@ function readOperations(read: Reader, problems: string[]): OperationsConfig {
     listen: readListen((name) => read.optional(name), 'OPERATIONS', problems),
     operators,
     demoOperator: text === DEMO_OPERATOR,
+    consoleDir: read.optional('CONSOLE_DIR'),
   };
 }
 

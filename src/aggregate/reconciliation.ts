@@ -117,10 +117,13 @@ export class Reconciliation {
    */
   async #owner(movement: InstitutionMovement): Promise<'elsewhere' | { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined } | undefined> {
     const transfer = await this.inboundStore.findTransfer(movement.reference);
-    const payment = transfer === undefined ? await this.outgoingStore.findByTransferId(movement.reference) : undefined;
+    const payment =
+      transfer === undefined
+        ? ((await this.outgoingStore.findByTransferId(movement.reference)) ?? (await this.outgoingStore.findByHomeTransactionId(movement.reference)))
+        : undefined;
     const record = transfer ?? payment;
     if (record === undefined) return undefined;
-    const expects = ('homeTransactionId' in record ? expectedOfPayment(record) : expectedOfTransfer(record)).find(
+    const expects = (isPayment(record) ? expectedOfPayment(record) : expectedOfTransfer(record)).find(
       (expectation) => expectation.reference === movement.reference && expectation.direction === movement.direction,
     );
     if (expects !== undefined && !expects.pending) return 'elsewhere';
@@ -135,16 +138,22 @@ function expectedOfTransfer(transfer: TransferRecord): Expectation[] {
   return [];
 }
 
-/** Outgoing payments: the collection (mobile-operator flow; in the bank flow the channel debits under its own id) and the refund. */
+/**
+ * Outgoing payments: the customer's debit and the refund. The mobile-operator flow's collection
+ * carries the transferId; in the bank flow the channel debits under its homeTransactionId (the
+ * refund names it as the original) before it accepts.
+ */
 function expectedOfPayment(payment: OutgoingPaymentRecord): Expectation[] {
   if (payment.transferId === null || payment.debitAmount === null) return [];
   const amount = { amount: payment.debitAmount, currency: payment.sendCurrency };
   const base = { amount, subject: 'outgoing_payment' as const, subjectId: payment.homeTransactionId, state: payment.state };
   const expectations: Expectation[] = [];
+  const debited = ['ACCEPTING', 'CONFIRMING', 'COMPLETED', 'REFUNDING', 'REFUNDED'].includes(payment.state);
   if (payment.flow === 'mobile-operator') {
-    const debited = ['ACCEPTING', 'CONFIRMING', 'COMPLETED', 'REFUNDING', 'REFUNDED'].includes(payment.state);
     const collecting = payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';
     if (debited || collecting) expectations.push({ ...base, reference: payment.transferId, direction: 'customer-debit', pending: collecting });
+  } else if (debited) {
+    expectations.push({ ...base, reference: payment.homeTransactionId, direction: 'customer-debit', pending: false });
   }
   if (payment.state === 'REFUNDED' || payment.state === 'REFUNDING') {
     expectations.push({ ...base, reference: refundReference(payment.transferId), direction: 'customer-credit', pending: payment.state === 'REFUNDING' });
@@ -154,6 +163,7 @@ function expectedOfPayment(payment: OutgoingPaymentRecord): Expectation[] {
 
 function judge(expectation: Expectation, movement: InstitutionMovement | undefined): ReconciliationLine {
   const line = {
+    category: 'matched' as ReconciliationCategory,
     reference: expectation.reference,
     direction: expectation.direction,
     subject: expectation.subject,
@@ -191,16 +201,19 @@ function unknownLine(movement: InstitutionMovement, expectation: Expectation | u
 }
 
 function ownerLine(movement: InstitutionMovement, owner: { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined }): ReconciliationLine {
-  const isPayment = 'homeTransactionId' in owner.record;
-  const subjectId = isPayment ? (owner.record as OutgoingPaymentRecord).homeTransactionId : (owner.record as TransferRecord).transferId;
+  const record = owner.record;
   const line = {
     ...unknownLine(movement, undefined, ''),
-    subject: isPayment ? ('outgoing_payment' as const) : ('incoming_transfer' as const),
-    subjectId,
+    subject: isPayment(record) ? ('outgoing_payment' as const) : ('incoming_transfer' as const),
+    subjectId: isPayment(record) ? record.homeTransactionId : record.transferId,
     connectorState: owner.record.state,
   };
   if (owner.expects?.pending === true) return { ...line, category: 'pending', expectedAmount: owner.expects.amount.amount, note: `the connector is still finishing this step (${owner.record.state})` };
   return { ...line, note: `the connector's record is ${owner.record.state}, which expects no such movement` };
+}
+
+function isPayment(record: TransferRecord | OutgoingPaymentRecord): record is OutgoingPaymentRecord {
+  return 'homeTransactionId' in record;
 }
 
 function keyOf(reference: string, direction: string): string {

@@ -30,10 +30,13 @@ export interface Harness {
   readonly fakeSwitch: FakeSwitch;
   readonly incomingUrl: string;
   readonly outgoingUrl: string;
+  readonly operationsUrl: string;
   readonly dataDir: string;
   call(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<HttpAnswer>;
   /** A call to the outgoing server, with the channel's API key unless `headers` says otherwise. */
   callOutgoing(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  /** A call to the operations server, as operator `alice` unless `token` says otherwise (null: no token). */
+  callOperations(method: 'GET' | 'POST', path: string, body?: unknown, token?: string | null): Promise<HttpAnswer>;
   /** Stops the app but keeps the database file, for restart tests. */
   stop(): Promise<void>;
   /** Stops everything and removes the database. */
@@ -67,11 +70,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     SDK_TRANSFER_TIMEOUT_MS: '1500',
     OUTGOING_API_KEY: TEST_CHANNEL_API_KEY,
     CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    OPERATOR_CREDENTIALS: TEST_OPERATOR_CREDENTIALS,
     ...options.env,
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   const app = await buildApp(config, logger, { ...options.overrides, clock });
-  const { incomingUrl, outgoingUrl } = await app.start();
+  const { incomingUrl, outgoingUrl, operationsUrl } = await app.start();
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -84,9 +88,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     fakeSwitch,
     incomingUrl,
     outgoingUrl,
+    operationsUrl,
     dataDir,
     call: (method, path, body) => send(incomingUrl, method, path, body, {}),
     callOutgoing: (method, path, body, headers) => send(outgoingUrl, method, path, body, headers ?? { 'x-api-key': TEST_CHANNEL_API_KEY }),
+    callOperations: (method, path, body, token) =>
+      send(operationsUrl, method, path, body, token === null ? {} : { authorization: `Bearer ${token ?? TEST_OPERATOR_TOKENS.alice}` }),
     stop,
     async close() {
       await stop();
@@ -100,6 +107,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 export const TEST_CHANNEL_API_KEY = 'test-channel-key-0123456789';
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789';
 
+/** Two operators, each with a token (OPERATOR_CREDENTIALS). */
+export const TEST_OPERATOR_TOKENS = { alice: 'alice-operator-token-0123456789', bob: 'bob-operator-token-0123456789ab' } as const;
+export const TEST_OPERATOR_CREDENTIALS = `alice:${TEST_OPERATOR_TOKENS.alice},bob:${TEST_OPERATOR_TOKENS.bob}`;
+
 async function send(baseUrl: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<HttpAnswer> {
   const response = await request(`${baseUrl}${path}`, {
     method,
@@ -109,5 +120,7 @@ async function send(baseUrl: string, method: string, path: string, body: unknown
     bodyTimeout: 10_000,
   });
   const text = await response.body.text();
+  const type = String(response.headers['content-type'] ?? '');
+  if (!type.startsWith('application/json')) return { status: response.statusCode, body: text === '' ? undefined : text };
   return { status: response.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
