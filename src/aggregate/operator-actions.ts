@@ -97,7 +97,7 @@ export class OperatorActions {
           if (runningMs < this.deps.acceptRunsForMs) throw refused(`the accept was sent ${Math.floor(runningMs / 1000)} s ago and may still be running; try again after ${Math.ceil(this.deps.acceptRunsForMs / 1000)} s`);
           payment = await this.deps.outgoingSettlement.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: 'accept taken over by an operator; asking the switch' });
         }
-        if (payment.state !== 'CONFIRMING') throw refused(`the payment is ${payment.state}: only a payment waiting for the switch's outcome (ACCEPTING, CONFIRMING) takes it`);
+        if (payment.state !== 'CONFIRMING') throw refused(`the payment is ${payment.state}; only ACCEPTING or CONFIRMING waits for the switch's outcome`);
         assert(payment.transferId !== null, `payment ${payment.homeTransactionId} in CONFIRMING without a transferId`);
         const status = await this.deps.switchConnector.getTransfer(payment.transferId);
         const reported = status.currentState ?? 'UNSPECIFIED';

@@ -1,0 +1,223 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { TEST_CHANNEL_API_KEY, TEST_OPERATOR_TOKENS } from '../support/harness.js';
+import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+/** An outgoing payment whose accept hung: CONFIRMING, the customer debited by the channel. */
+async function confirmingPayment(): Promise<{ home: string; transferId: string }> {
+  const body = sendMoneyBody();
+  const home = String(body['homeTransactionId']);
+  h.fakeSwitch.script(home, { accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
+  const terms = await initiate(h, body);
+  await channelDebit(h, home, '100');
+  const transferId = String(terms['transferId']);
+  expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(504);
+  return { home, transferId };
+}
+
+async function reservedTransfer(amount: string): Promise<string> {
+  const payee = customerWith((c) => c.status === 'active');
+  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
+  const quote = await h.call('POST', '/quoterequests', quoteBody);
+  const body = transferRequest(quoteBody, quote.body as Body);
+  expect((await h.call('POST', '/transfers', body)).status).toBe(200);
+  return String(body['transferId']);
+}
+
+describe('operator actions', () => {
+  it('take an operator token: none, a wrong one or the channel key is refused with 401', async () => {
+    h = await startHarness();
+    const refused = { status: 401, body: { statusCode: '3000', message: 'Unauthorized: missing or wrong operator token (Authorization: Bearer ...)' } };
+    expect(await h.callOperations('GET', '/operations/items', undefined, null)).toEqual(refused);
+    expect(await h.callOperations('GET', '/operations/items', undefined, TEST_CHANNEL_API_KEY)).toEqual(refused);
+    expect(await h.callOperations('GET', '/operations/items', undefined, `${TEST_OPERATOR_TOKENS.alice}x`)).toEqual(refused);
+    expect(await h.callOperations('GET', '/operations/whoami')).toEqual({ status: 200, body: { operator: 'alice' } });
+    expect(await h.callOperations('GET', '/operations/whoami', undefined, TEST_OPERATOR_TOKENS.bob)).toEqual({ status: 200, body: { operator: 'bob' } });
+  });
+
+  it("apply the switch's outcome: only the final state the switch reports, once; the customer is refunded once", async () => {
+    h = await startHarness();
+    const { home, transferId } = await confirmingPayment();
+    const before = await balances(h);
+    const apply = (outcome: string): ReturnType<Harness['callOperations']> =>
+      h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome, reason: 'switch portal shows the transfer aborted' });
+
+    // The switch has not decided: nothing moves.
+    expect(await apply('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports WAITING_FOR_QUOTE_ACCEPTANCE, not ABORTED; nothing changed' } });
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    // The operator expected another outcome than the switch's: nothing moves.
+    expect(await apply('COMPLETED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports ABORTED, not COMPLETED; nothing changed' } });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe(before.of(PAYER_ACCOUNT).balance);
+
+    const applied = await apply('ABORTED');
+    expect(applied.status).toBe(200);
+    expect(applied.body).toMatchObject({ subject: 'outgoing_payment', id: home, transferId, state: 'REFUNDED', needsAttention: false });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    expect(await apply('ABORTED')).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: "Operator action refused: the payment is REFUNDED; only ACCEPTING or CONFIRMING waits for the switch's outcome" },
+    });
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+
+    const history = await h.app.audit.history('outgoing_payment', home);
+    const byOperator = history.filter((event) => event.cause === 'operator');
+    expect(byOperator.map((event) => [event.fromState, event.toState, event.operator, event.reason])).toEqual([
+      ['CONFIRMING', 'REFUNDING', 'alice', 'apply-switch-outcome: switch portal shows the transfer aborted'],
+      ['REFUNDING', 'REFUNDED', 'alice', 'apply-switch-outcome: switch portal shows the transfer aborted'],
+    ]);
+  });
+
+  it("racing the recovery worker on the same payment, the switch's ABORTED refunds the customer exactly once", async () => {
+    h = await startHarness();
+    const { home, transferId } = await confirmingPayment();
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    h.clock.advance(1_001);
+    const [operator, worker] = await Promise.all([
+      h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome: 'ABORTED', reason: 'race' }),
+      h.app.outgoingRecovery.runOnce(),
+    ]);
+    // Whoever came second found the payment moved on (the operator a 409, the worker nothing to do).
+    expect([200, 409]).toContain(operator.status);
+    expect(worker.claimed + (operator.status === 200 ? 1 : 0)).toBeGreaterThanOrEqual(1);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    const refunded = (await h.app.audit.history('outgoing_payment', home)).filter((event) => event.toState === 'REFUNDED');
+    expect(refunded).toHaveLength(1);
+  });
+
+  it('resolve by hand: a flagged refund the institution paid out of band, with evidence, once; never while a worker holds it', async () => {
+    let faulty: FaultyCoreBanking | undefined;
+    h = await startHarness({
+      env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' },
+      overrides: {
+        wrapCoreBanking: (inner) => {
+          faulty = new FaultyCoreBanking(inner, { operations: ['refund'], failures: 1000, kind: 'unavailable' });
+          return faulty;
+        },
+      },
+    });
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: { status: 500 } });
+    const terms = await initiate(h, body);
+    await channelDebit(h, home, '100');
+    expect((await h.callOutgoing('PUT', `/send-money/${String(terms['transferId'])}`, { acceptQuote: true })).status).toBe(503);
+    const path = `/operations/items/outgoing_payment/${home}/resolve`;
+    const evidence = 'branch teller paid 100 ZMW back, institution receipt BR-20261123-0042';
+
+    expect(await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'paid at the branch' })).toEqual({
+      status: 400,
+      body: { statusCode: '3102', message: "Missing mandatory element: body must have required property 'evidence'" },
+    });
+    expect(await h.callOperations('POST', path, { outcome: 'COMMITTED', reason: 'x', evidence })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: an item in REFUNDING can only be resolved by hand to REFUNDED, not COMMITTED' },
+    });
+    // The worker takes the payment (its lease runs RECOVERY_LEASE_MS, 60 s): the operator waits.
+    const claimed = await new SqlOutgoingStore(h.app.database, () => h.clock.now()).claimDue({ states: ['REFUNDING'], now: '2026-11-23T10:00:05.000Z', staleBefore: '2026-11-23T10:00:05.000Z', leaseUntil: '2026-11-23T10:01:00.000Z', limit: 10 });
+    expect(claimed.map((payment) => payment.homeTransactionId)).toEqual([home]);
+    expect(await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'paid at the branch', evidence }, TEST_OPERATOR_TOKENS.bob)).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: the recovery worker is working on this item now; nothing changed, look again in a moment' },
+    });
+    h.clock.advance(60_000);
+    const resolved = await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'paid at the branch', evidence }, TEST_OPERATOR_TOKENS.bob);
+    expect(resolved.status).toBe(200);
+    expect(resolved.body).toMatchObject({ state: 'REFUNDED', needsAttention: false, attempts: 0, lastError: null });
+    expect(await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'again', evidence })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: an item in REFUNDED cannot be resolved by hand' },
+    });
+    const triedBefore = faulty?.injected;
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(faulty?.injected).toBe(triedBefore);
+    // The connector moved no money for the resolution: the customer's balance is the institution's business.
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    const last = (await h.app.audit.history('outgoing_payment', home)).at(-1);
+    expect(last).toMatchObject({
+      event: 'transition',
+      fromState: 'REFUNDING',
+      toState: 'REFUNDED',
+      cause: 'operator',
+      operator: 'bob',
+      reason: 'resolve: paid at the branch',
+      evidence,
+      errorCode: 'RESOLVED_BY_OPERATOR',
+      needsAttention: false,
+    });
+  });
+
+  it('resolve refuses an item the connector is still finishing (not flagged)', async () => {
+    h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
+    const transferId = await reservedTransfer('40');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
+    expect(await h.callOperations('POST', `/operations/items/incoming_transfer/${transferId}/resolve`, { outcome: 'COMMITTED', reason: 'x', evidence: 'y' })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: only an item flagged for attention is resolved by hand; the connector is still finishing this one' },
+    });
+  });
+
+  it('retry now: a failing credit is made due and the recovery worker, woken, finishes it; the action is in the trail', async () => {
+    h = await startHarness({
+      env: { RECOVERY_BASE_BACKOFF_MS: '3600000' },
+      overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) },
+    });
+    const before = await balances(h);
+    const transferId = await reservedTransfer('60');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
+    // Not due for an hour.
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    const retried = await h.callOperations('POST', `/operations/items/incoming_transfer/${transferId}/retry`, { reason: 'institution back up' });
+    expect(retried).toEqual({ status: 200, body: { state: 'COMMITTING' } });
+    let state = '';
+    for (let tries = 0; tries < 100 && state !== 'COMMITTED'; tries += 1) {
+      await sleep(20);
+      state = String(((await h.call('GET', `/transfers/${transferId}`)).body as Body)['transferState']);
+    }
+    expect(state).toBe('COMMITTED');
+    const payee = customerWith((c) => c.status === 'active');
+    expect((await balances(h)).of(payee.accountId).balance).not.toBe(before.of(payee.accountId).balance);
+    const history = await h.app.audit.history('incoming_transfer', transferId);
+    expect(history.slice(-2).map((event) => [event.event, event.fromState, event.toState, event.cause, event.operator, event.reason])).toEqual([
+      ['attempt', 'COMMITTING', 'COMMITTING', 'operator', 'alice', 'retry: institution back up'],
+      ['transition', 'COMMITTING', 'COMMITTED', 'recovery', null, null],
+    ]);
+    expect(await h.callOperations('POST', `/operations/items/incoming_transfer/${transferId}/retry`, { reason: 'again' })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: an incoming transfer in COMMITTED has nothing to retry' },
+    });
+  });
+
+  it('search finds items by state, id, time and attention; the detail carries the trail; bad filters are 400', async () => {
+    h = await startHarness({ env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' }, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 5, kind: 'unavailable' }) } });
+    const stuck = await reservedTransfer('70');
+    expect((await h.call('PUT', `/transfers/${stuck}`, notification('COMPLETED'))).status).toBe(503);
+    h.clock.advance(60_000);
+    const other = await reservedTransfer('80');
+    const list = async (query: string): Promise<string[]> => (((await h.callOperations('GET', `/operations/items${query}`)).body as { items: Body[] }).items ?? []).map((item) => String(item['id']));
+    expect(await list('?attention=true')).toEqual([stuck]);
+    expect(await list('?subject=incoming_transfer&state=RESERVED')).toEqual([other]);
+    expect(await list('?subject=incoming_transfer')).toEqual([other, stuck]);
+    expect(await list(`?id=${stuck}`)).toEqual([stuck]);
+    expect(await list('?from=2026-11-23T10:00:30.000Z')).toEqual([other]);
+    expect(await list('?to=2026-11-23T10:00:30.000Z')).toEqual([stuck]);
+    expect(await h.callOperations('GET', '/operations/items?state=DONE')).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: state: "DONE" is not a state' } });
+    expect(await h.callOperations('GET', '/operations/items?from=yesterday')).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: from: "yesterday" is not a date or an ISO 8601 instant' } });
+    const detail = (await h.callOperations('GET', `/operations/items/incoming_transfer/${stuck}`)).body as { item: Body; detail: Body; history: Body[] };
+    expect(detail.item).toMatchObject({ id: stuck, state: 'COMMITTING', needsAttention: true, attempts: 1, lastError: 'Institution unavailable: injected fault on commit' });
+    expect(detail.detail).toMatchObject({ institutionReference: stuck, switchState: 'COMPLETED', payeeReceiveAmount: '69.3', currency: 'ZMW' });
+    expect(detail.history.map((event) => event['toState'])).toEqual(['RECEIVED', 'RESERVED', 'COMMITTING', 'COMMITTING']);
+    expect(await h.callOperations('GET', '/operations/items/incoming_transfer/no-such-transfer')).toEqual({ status: 404, body: { statusCode: '3208', message: 'Transfer not found: no incoming transfer no-such-transfer' } });
+  });
+});
