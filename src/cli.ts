@@ -15,9 +15,19 @@ import { request } from 'undici';
  * job (with OUTGOING_API_KEY, from the environment or .env); the command shows its progress,
  * prints a summary and writes every line's result to the report file. Running it again on the
  * same file is the same job: what succeeded is not sent again.
+ *
+ *   reconcile --date YYYY-MM-DD [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]
+ *
+ * Asks the running connector's operations server (with OPERATOR_TOKEN, from the environment or
+ * .env) to compare its records of that UTC day with the institution's transactions, prints the
+ * counts per category and writes the report (CSV by default). Exits 0 when every line matched
+ * (or is still pending), 3 when discrepancies were found.
  */
 
-const USAGE = 'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]\n       mojaloop-core-connector identifiers reconcile [--fix] [--url http://127.0.0.1:3004]';
+const USAGE =
+  'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]\n' +
+  '       mojaloop-core-connector identifiers reconcile [--fix] [--url http://127.0.0.1:3004]\n' +
+  '       mojaloop-core-connector reconcile --date YYYY-MM-DD [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]';
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(`--${name}`);
@@ -33,6 +43,7 @@ function bar(done: number, total: number): string {
 async function main(args: string[]): Promise<number> {
   if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
   const [group, action, file] = args;
+  if (group === 'reconcile') return reconcilePaymentsCommand(args);
   const reconcile = group === 'identifiers' && action === 'reconcile';
   if (!reconcile && (group !== 'identifiers' || (action !== 'register' && action !== 'opt-out') || file === undefined)) {
     process.stderr.write(`${USAGE}\n`);
@@ -73,6 +84,39 @@ async function main(args: string[]): Promise<number> {
   process.stdout.write(`job ${job.jobId}: ${view.total} lines: ${summary}\nreport: ${report}\n`);
   const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0);
   return failed === 0 ? 0 : 3;
+}
+
+/** The daily reconciliation of payments against the institution's transactions (operations server). */
+async function reconcilePaymentsCommand(args: string[]): Promise<number> {
+  const date = option(args, 'date');
+  const format = option(args, 'format') ?? 'csv';
+  if (date === undefined || (format !== 'csv' && format !== 'json')) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const token = process.env['OPERATOR_TOKEN'];
+  if (token === undefined || token === '') {
+    process.stderr.write("OPERATOR_TOKEN: set it (environment or .env) to your operator token (one of OPERATOR_CREDENTIALS)\n");
+    return 2;
+  }
+  const base = (option(args, 'url') ?? `http://127.0.0.1:${process.env['OPERATIONS_PORT'] ?? '3005'}`).replace(/\/+$/, '');
+  const headers = { authorization: `Bearer ${token}` };
+  const query = `date=${encodeURIComponent(date)}`;
+  const answer = await request(`${base}/operations/reconciliation?${query}`, { headers });
+  const report = (await answer.body.json()) as { counts?: Record<string, number>; message?: string };
+  if (answer.statusCode !== 200 || report.counts === undefined) {
+    process.stderr.write(`the connector refused: HTTP ${answer.statusCode} ${report.message ?? ''}\n`);
+    return 1;
+  }
+  const out = option(args, 'out') ?? `reconciliation-${date}.${format}`;
+  if (format === 'csv') {
+    const csv = await request(`${base}/operations/reconciliation?${query}&format=csv`, { headers });
+    writeFileSync(out, await csv.body.text());
+  } else writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  const counts = report.counts;
+  process.stdout.write(`${date}: ${Object.entries(counts).map(([category, count]) => `${category} ${count}`).join(', ')}\nreport: ${out}\n`);
+  const discrepancies = (counts['missing_at_institution'] ?? 0) + (counts['unknown_to_connector'] ?? 0) + (counts['amount_mismatch'] ?? 0);
+  return discrepancies === 0 ? 0 : 3;
 }
 
 /** Lists what the registry and the institution disagree on; with --fix, opts out and registers to agree. */

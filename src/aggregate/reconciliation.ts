@@ -69,7 +69,7 @@ export class Reconciliation {
 
   async run(period: Period): Promise<ReconciliationReport> {
     if (this.coreBanking.listMovements === undefined) {
-      throw new ConnectorError('NotSupported', `the ${this.coreBanking.name} adapter cannot list the institution's transactions; reconciliation needs an adapter that can (sandbox, fineract)`);
+      throw new ConnectorError('NotSupported', `the ${this.coreBanking.name} adapter cannot list the institution's transactions`);
     }
     const wide: Period = { from: shift(period.from, -EDGE_MS), to: shift(period.to, EDGE_MS) };
     const transfers = await this.inboundStore.searchTransfers({ updatedFrom: period.from, updatedTo: period.to, limit: MAX_RECORDS + 1 });

@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
+import { refundReference } from '../../src/domain/outgoing-references.js';
+import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
+import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
+import { channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h.close();
+});
+
+let build: ConnectorBuild | undefined;
+beforeAll(async () => {
+  build = await buildConnector();
+}, 180_000);
+afterAll(() => build?.remove());
+
+const payee = customerWith((c) => c.status === 'active');
+
+async function committed(amount: string): Promise<string> {
+  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
+  const quote = await h.call('POST', '/quoterequests', quoteBody);
+  const body = transferRequest(quoteBody, quote.body as Body);
+  expect((await h.call('POST', '/transfers', body)).status).toBe(200);
+  const transferId = String(body['transferId']);
+  await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+  return transferId;
+}
+
+interface Report {
+  counts: Record<string, number>;
+  lines: Array<Record<string, unknown>>;
+}
+
+describe('daily reconciliation against the sandbox institution', () => {
+  it('reports every seeded discrepancy by category, as JSON and CSV, and the command line writes the report', async () => {
+    h = await startHarness({ env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' }, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
+    const ledger = h.app.sandbox;
+    if (ledger === undefined) throw new Error('sandbox expected');
+    // Pending: the first commit fails, so this transfer is still COMMITTING.
+    const pending = await committed('10');
+    const matched = await committed('100');
+    const reversed = await committed('20');
+    const altered = await committed('30');
+    // A bank-flow payment refunded after a switch error: the channel's debit and our refund.
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: { status: 500 } });
+    const terms = await initiate(h, body);
+    await channelDebit(h, home, '100');
+    const transferId = String(terms['transferId']);
+    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+
+    // The institution's side, seeded: a credit taken back, a credit of another amount, and a credit
+    // under a reference the connector never gave.
+    await sql`update sandbox_holds set state = 'RELEASED' where reference = ${reversed}`.execute(h.app.database.reader());
+    await sql`update sandbox_holds set amount = '2900' where reference = ${altered}`.execute(h.app.database.reader());
+    await ledger.reserve('stranger-0001', { amount: '5', currency: 'ZMW' }, payee.accountId);
+    await ledger.commit('stranger-0001', { amount: '5', currency: 'ZMW' }, payee.accountId);
+
+    const answer = await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23');
+    expect(answer.status).toBe(200);
+    const report = answer.body as Report;
+    expect(report.counts).toEqual({ matched: 3, missing_at_institution: 1, unknown_to_connector: 1, amount_mismatch: 1, pending: 1 });
+    const pick = (line: Record<string, unknown>): unknown[] => [line['category'], line['reference'], line['direction'], line['connectorState'], line['expectedAmount'], line['institutionAmount']];
+    const expected = [
+      ['matched', home, 'customer-debit', 'REFUNDED', '100', '100'],
+      ['matched', refundReference(transferId), 'customer-credit', 'REFUNDED', '100', '100'],
+      ['matched', matched, 'customer-credit', 'COMMITTED', '99', '99'],
+      ['missing_at_institution', reversed, 'customer-credit', 'COMMITTED', '19.8', null],
+      ['unknown_to_connector', 'stranger-0001', 'customer-credit', null, null, '5'],
+      ['amount_mismatch', altered, 'customer-credit', 'COMMITTED', '29.7', '29'],
+      ['pending', pending, 'customer-credit', 'COMMITTING', '9.9', null],
+    ];
+    // Lines are sorted by category, then reference.
+    const sortedMatched = expected.slice(0, 3).sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+    expect(report.lines.map(pick)).toEqual([...sortedMatched, ...expected.slice(3)]);
+    expect(report.lines.find((line) => line['category'] === 'amount_mismatch')?.['note']).toBe('expected 29.7 ZMW, booked 29 ZMW');
+    expect(report).toMatchObject({ period: { from: '2026-11-23T00:00:00.000Z', to: '2026-11-24T00:00:00.000Z' }, adapter: 'sandbox' });
+
+    const csv = await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23&format=csv');
+    const rows = String(csv.body).trimEnd().split('\r\n');
+    expect(rows[0]).toBe('category,reference,direction,subject,subject_id,connector_state,currency,expected_amount,institution_amount,institution_id,booked_at,note');
+    expect(rows).toHaveLength(8);
+    expect(rows).toContain(`amount_mismatch,${altered},customer-credit,incoming_transfer,${altered},COMMITTED,ZMW,29.7,29,hold:${altered},2026-11-23T10:00:00.000Z,"expected 29.7 ZMW, booked 29 ZMW"`);
+    expect(rows).toContain('unknown_to_connector,stranger-0001,customer-credit,,,,ZMW,,5,hold:stranger-0001,2026-11-23T10:00:00.000Z,no record of the connector carries this reference');
+
+    // Another day: nothing of the 23rd shows.
+    expect(((await h.callOperations('GET', '/operations/reconciliation?date=2026-11-22')).body as Report).counts).toEqual({ matched: 0, missing_at_institution: 0, unknown_to_connector: 0, amount_mismatch: 0, pending: 0 });
+    expect(await h.callOperations('GET', '/operations/reconciliation?date=2026-13-01')).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: date: "2026-13-01" is not a day (YYYY-MM-DD)' } });
+
+    const out = join(h.dataDir, 'recon.csv');
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'reconcile', '--date', '2026-11-23', '--out', out, '--url', h.operationsUrl],
+        { env: { PATH: process.env['PATH'] ?? '', OPERATOR_TOKEN: TEST_OPERATOR_TOKENS.alice }, cwd: h.dataDir },
+        (error, stdout) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout }),
+      );
+    });
+    expect(result).toEqual({ code: 3, stdout: `2026-11-23: matched 3, missing_at_institution 1, unknown_to_connector 1, amount_mismatch 1, pending 1\nreport: ${out}\n` });
+    expect(readFileSync(out, 'utf8')).toBe(String(csv.body));
+  }, 60_000);
+
+  it('an adapter that cannot list transactions answers NotSupported', async () => {
+    h = await startHarness({
+      overrides: {
+        wrapCoreBanking: (inner) => {
+          const wrapped: CoreBanking = interceptCoreBanking(inner, (_operation, call) => call());
+          const { listMovements: _unused, ...withoutListing } = wrapped;
+          return withoutListing;
+        },
+      },
+    });
+    expect(await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23')).toEqual({
+      status: 422,
+      body: { statusCode: '2001', message: "Operation not supported by this institution: the sandbox adapter cannot list the institution's transactions" },
+    });
+  });
+});
