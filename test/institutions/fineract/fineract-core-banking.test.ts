@@ -408,3 +408,39 @@ describe('readFineractOptions', () => {
     });
   });
 });
+
+describe('FineractCoreBanking: the float\'s movements for reconciliation', () => {
+  it('lists every credit paid from the float in the period under our reference, page by page, leaving out holds, deposits and reversed lines', async () => {
+    const { fineract, adapter } = await start();
+    const references = Array.from({ length: 205 }, (_unused, index) => `ref-${String(index).padStart(4, '0')}`);
+    for (const reference of references) {
+      await adapter.reserve({ reference, amount: zmw('1.5'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+      await adapter.commit({ reference, amount: zmw('1.5'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+    }
+    // A back-office undo of one credit: a reversed line moved nothing.
+    fineract.reverse(FINERACT_FIXTURE_DEFAULTS.floatAccountId, 'ref-0007');
+    const before = fineract.requests.length;
+    const movements = await adapter.listMovements({ from: '2026-11-23T00:00:00.000Z', to: '2026-11-24T00:00:00.000Z' });
+    expect(movements).toHaveLength(204);
+    expect(movements[0]).toEqual({ reference: 'ref-0000', direction: 'customer-credit', amount: zmw('1.5'), bookedAt: '2026-11-23T00:00:00.000Z', institutionId: movements[0]?.institutionId });
+    expect(movements.map((movement) => movement.reference)).toEqual(references.filter((reference) => reference !== 'ref-0007'));
+    // Two pages of 200, each asked by page number, value dates of that one day, withdrawals only.
+    const asked = fineract.requests.slice(before).map((request) => request.path.replace(/^.*\/transactions\/search\?/, ''));
+    expect(asked).toEqual([
+      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=2&offset=0&limit=200&orderBy=id&sortOrder=ASC',
+      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=2&offset=1&limit=200&orderBy=id&sortOrder=ASC',
+    ]);
+    // Another day: nothing.
+    expect(await adapter.listMovements({ from: '2026-11-24T00:00:00.000Z', to: '2026-11-25T00:00:00.000Z' })).toEqual([]);
+  });
+
+  it('an outage while listing is InstitutionUnavailable, and a listing that never answers is InstitutionTimeout: no partial list', async () => {
+    const { fineract, adapter } = await start();
+    const period = { from: '2026-11-23T00:00:00.000Z', to: '2026-11-24T00:00:00.000Z' };
+    fineract.inject('server-error', 'next-request', 1);
+    await expectConnectorError(adapter.listMovements(period), 'InstitutionUnavailable');
+    fineract.inject('hang-before', 'next-request', 1);
+    await expectConnectorError(adapter.listMovements(period), 'InstitutionTimeout');
+    expect(await adapter.listMovements(period)).toEqual([]);
+  });
+});

@@ -88,6 +88,8 @@ interface Client {
 export interface FineractFixture extends FixtureInstitution {
   /** Base URL to configure as FINERACT_BASE_URL. */
   readonly url: string;
+  /** Reverses the transaction with this receipt number on this savings account, as a back-office undo would. */
+  reverse(savingsId: string, receiptNumber: string): void;
 }
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
@@ -99,7 +101,7 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
     accountIdOf: (idValue) => state.savingsOf(idValue).id,
     basePath: API_PREFIX,
   });
-  return institution;
+  return Object.assign(institution, { reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber) });
 }
 
 class FineractInstitution {
