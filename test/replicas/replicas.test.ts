@@ -140,8 +140,9 @@ describe('two replicas on one PostgreSQL database', () => {
     // Both replicas migrated the same empty database at once and both are up: the advisory lock
     // made them take turns (without it, the second fails on "relation already exists").
     // Every migration of the connector (connector-migrations.ts, outgoing-migrations.ts,
-    // sandbox-migrations.ts, the identifier registry's and its jobs') is recorded exactly once.
+    // sandbox-migrations.ts, the identifier registry's and its jobs', the audit trail's) is recorded exactly once.
     expect(applied.map((row) => row.id)).toEqual([
+      'audit-001-events',
       'connector-001-inbound',
       'identifiers-001-registry',
       'identifiers-002-jobs',
