@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { fxQuoteBody, fxTransferBody, startFxpHarness, type FxpHarness } from './support/fxp-harness.js';
+import { AuditTrail } from '../../src/adapters/store/audit-trail.js';
 
 /**
  * FX provider mode end to end: the whole connector (CONNECTOR_MODE=fxp) on loopback with the
@@ -70,6 +71,14 @@ describe('FX provider mode: quote, reserve, commit', () => {
       'liquidity-kwd': '50000',
     });
     expect(await fx.app.ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+    // The audit trail has the conversion's every change, in the transaction of each.
+    const history = await new AuditTrail(fx.app.database).history('fx_conversion', String(transfer['commitRequestId']));
+    expect(history.map((event) => [event.event, event.fromState, event.toState, event.cause, event.institutionReference])).toEqual([
+      ['created', null, 'RESERVING', 'request', transfer['commitRequestId']],
+      ['transition', 'RESERVING', 'RESERVED', 'request', transfer['commitRequestId']],
+      ['transition', 'RESERVED', 'COMMITTING', 'request', transfer['commitRequestId']],
+      ['transition', 'COMMITTING', 'COMMITTED', 'request', transfer['commitRequestId']],
+    ]);
   });
 
   it('RECEIVE 10000 UGX from KES (no minor unit in UGX): the source is rounded up, the charge added', async () => {
