@@ -119,7 +119,7 @@ describe('fault injection settings (testing only)', () => {
     }
     expect(problems).toEqual([
       'CBS_FAULT_RATE: "1.5" is not a probability from 0 to 1',
-      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health, identifierEligibility, listIdentifiers',
+      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health, identifierEligibility, listIdentifiers, listMovements',
       'CBS_FAULT_KINDS: "slow" is not one of unavailable, timeout',
       'CBS_FAULT_KINDS: names nothing',
       'CBS_FAULT_SEED: "-3" is not a whole number from 0 to 4294967295',
@@ -207,5 +207,38 @@ describe('outgoing settings', () => {
       'OUTGOING_BIRTH_KEYS: "all" is not one of spec, iso-exact, both',
       'SANDBOX_OUTGOING_FLOW: "wallet" is not one of bank, mobile-operator',
     ]);
+  });
+});
+
+describe('operations settings', () => {
+  it('default to the documented demo operator on port 3005, flagged as such', () => {
+    expect(loadConfig({}).operations).toEqual({
+      port: 3005,
+      listen: { host: '127.0.0.1', tls: undefined },
+      operators: [{ name: 'demo-operator', token: 'demo-operator-token-change-me' }],
+      demoOperator: true,
+      consoleDir: undefined,
+    });
+  });
+
+  it('read operators as name:token pairs, and list every problem with them without printing a token', () => {
+    expect(loadConfig({ OPERATOR_CREDENTIALS: 'alice:alice-token-0123456789abcdef, bob:bob-token-0123456789abcdefgh' }).operations.operators).toEqual([
+      { name: 'alice', token: 'alice-token-0123456789abcdef' },
+      { name: 'bob', token: 'bob-token-0123456789abcdefgh' },
+    ]);
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ OPERATOR_CREDENTIALS: 'alice:short,bob:same-token-0123456789abcdef,carol:same-token-0123456789abcdef,bob:other-token-0123456789abcdef,no name:x', OPERATIONS_PORT: '3004' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'OPERATOR_CREDENTIALS: the token of alice must be at least 24 characters without spaces or commas',
+      "OPERATOR_CREDENTIALS: carol shares another operator's token",
+      'OPERATOR_CREDENTIALS: bob is listed twice',
+      'OPERATOR_CREDENTIALS: "no name" is not an operator name (letters, digits, . _ -, at most 64)',
+      'INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ',
+    ]);
+    expect(problems.join(' ')).not.toContain('token-0123456789');
   });
 });

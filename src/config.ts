@@ -253,7 +253,7 @@ export function loadConfig(env: Env): Config {
     },
   };
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
-  checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems);
+  checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');
   const ports = [config.incomingPort, config.outgoingPort, config.operations.port].filter((port) => port !== 0);
   if (new Set(ports).size !== ports.length) problems.push('INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ');
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');

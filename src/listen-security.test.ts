@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { isLoopbackHost } from './listen-security.js';
 
-const SECRETS = { OUTGOING_API_KEY: 'our-channel-key-0123456789', CALLBACK_SECRET: 'our-callback-secret-0123456789' };
+const SECRETS = { OUTGOING_API_KEY: 'our-channel-key-0123456789', CALLBACK_SECRET: 'our-callback-secret-0123456789', OPERATOR_CREDENTIALS: 'ops:our-operator-token-0123456789' };
 
 describe('isLoopbackHost', () => {
   it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1'])('%s is loopback', (host) => {
@@ -27,6 +27,11 @@ describe('where the servers listen', () => {
     // One demo credential left is enough to refuse.
     expect(() => loadConfig({ OUTGOING_API_KEY: SECRETS.OUTGOING_API_KEY, INCOMING_HOST: '0.0.0.0' })).toThrow('INCOMING_HOST (or HOST): "0.0.0.0"');
     expect(loadConfig({ HOST: 'localhost' }).listen.incoming.host).toBe('localhost');
+    // The operations server follows HOST too, and refuses the demo operator beyond loopback.
+    expect(loadConfig({ ...SECRETS, HOST: '0.0.0.0' }).operations.listen).toEqual({ host: '0.0.0.0', tls: undefined });
+    expect(() => loadConfig({ OUTGOING_API_KEY: SECRETS.OUTGOING_API_KEY, CALLBACK_SECRET: SECRETS.CALLBACK_SECRET, OPERATIONS_HOST: '10.0.0.5' })).toThrow(
+      'OPERATIONS_HOST (or HOST): "10.0.0.5" is reachable from other machines while the demo OPERATOR_CREDENTIALS is in use',
+    );
   });
 
   it('reads TLS files per server and refuses half a configuration', () => {

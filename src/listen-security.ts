@@ -86,12 +86,17 @@ export function readClientTls(setting: Setting, problems: string[]): ClientTlsFi
  * The demo credentials are published in the README: a server reachable from other machines with
  * them would let anyone send money (outgoing) or complete payments by callback. Refused.
  */
-export function checkDemoCredentialsStayLocal(listen: Readonly<Partial<Record<'INCOMING' | 'OUTGOING' | 'OPERATIONS', ListenConfig>>>, demoCredentials: boolean, problems: string[]): void {
+export function checkDemoCredentialsStayLocal(
+  listen: Readonly<Partial<Record<'INCOMING' | 'OUTGOING' | 'OPERATIONS', ListenConfig>>>,
+  demoCredentials: boolean,
+  problems: string[],
+  credentials = 'OUTGOING_API_KEY or CALLBACK_SECRET',
+): void {
   if (!demoCredentials) return;
   for (const [prefix, config] of Object.entries(listen)) {
     if (config === undefined || isLoopbackHost(config.host)) continue;
     problems.push(
-      `${prefix}_HOST (or HOST): "${config.host}" is reachable from other machines while the demo OUTGOING_API_KEY or CALLBACK_SECRET is in use; set your own secrets (README, "Security") or listen on 127.0.0.1`,
+      `${prefix}_HOST (or HOST): "${config.host}" is reachable from other machines while the demo ${credentials} is in use; set your own secrets (README, "Security") or listen on 127.0.0.1`,
     );
   }
 }

@@ -29,7 +29,7 @@ describe('the built connector refuses to listen beyond loopback with the demo cr
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('HOST=0.0.0.0 without secrets of its own: exit code 2 naming both servers and what to do', async () => {
+  it('HOST=0.0.0.0 without secrets of its own: exit code 2 naming every server and what to do', async () => {
     const outcome = await runUntilExit(build.mainPath, workDir, { DATABASE_URL: join(workDir, 'never-opened.db'), HOST: '0.0.0.0' });
     expect(outcome).toEqual({
       code: 2,
@@ -38,6 +38,7 @@ describe('the built connector refuses to listen beyond loopback with the demo cr
         'invalid configuration:',
         '  - INCOMING_HOST (or HOST): "0.0.0.0" is reachable from other machines while the demo OUTGOING_API_KEY or CALLBACK_SECRET is in use; set your own secrets (README, "Security") or listen on 127.0.0.1',
         '  - OUTGOING_HOST (or HOST): "0.0.0.0" is reachable from other machines while the demo OUTGOING_API_KEY or CALLBACK_SECRET is in use; set your own secrets (README, "Security") or listen on 127.0.0.1',
+        '  - OPERATIONS_HOST (or HOST): "0.0.0.0" is reachable from other machines while the demo OPERATOR_CREDENTIALS is in use; set your own secrets (README, "Security") or listen on 127.0.0.1',
         '',
       ].join('\n'),
     });
