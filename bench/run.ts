@@ -232,15 +232,38 @@ interface Result {
   readonly p99Ms: number;
   readonly non2xx: number;
   readonly errors: number;
+  /** Database work per unit, from the connectors' own driver counters (connector_db_*_total). */
+  readonly dbStatements: number;
+  readonly dbTransactions: number;
+  readonly dbCommits: number;
+}
+
+type WorkCounts = { statements: number; transactions: number; commits: number };
+
+/** The database counters of every replica, added up, read from its /metrics. */
+async function databaseWork(urls: readonly string[]): Promise<WorkCounts> {
+  const total: WorkCounts = { statements: 0, transactions: 0, commits: 0 };
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const field of ['statements', 'transactions', 'commits'] as const) {
+      const line = text.split('\n').find((candidate) => candidate.startsWith(`connector_db_${field}_total `));
+      total[field] += line === undefined ? 0 : Number(line.split(' ')[1]);
+    }
+  }
+  return total;
 }
 
 async function drive(deployment: Deployment, scenario: Scenario, durationS: number, connections: number): Promise<Result> {
   const urls = scenario.server === 'outgoing' ? deployment.outgoingUrls : deployment.incomingUrls;
   // One autocannon per replica, in parallel, each with its share of the connections.
   const share = Math.max(1, Math.floor(connections / urls.length));
+  const workBefore = await databaseWork(deployment.incomingUrls);
   const results = await Promise.all(urls.map((url) => autocannon({ url, connections: share, duration: durationS, requests: scenario.requests(url) })));
+  const workAfter = await databaseWork(deployment.incomingUrls);
   const sum = (pick: (result: autocannon.Result) => number): number => results.reduce((total, result) => total + pick(result), 0);
   const worst = (pick: (result: autocannon.Result) => number): number => Math.max(...results.map(pick));
+  const units = sum((result) => result['2xx']) / scenario.requestsPerUnit;
+  const perUnit = (field: keyof WorkCounts): number => (units === 0 ? 0 : Math.round(((workAfter[field] - workBefore[field]) / units) * 10) / 10);
   return {
     scenario: scenario.name,
     // Only successful answers count: a run with errors must not look fast.
@@ -251,6 +274,9 @@ async function drive(deployment: Deployment, scenario: Scenario, durationS: numb
     p99Ms: worst((result) => result.latency.p99),
     non2xx: sum((result) => result.non2xx),
     errors: sum((result) => result.errors),
+    dbStatements: perUnit('statements'),
+    dbTransactions: perUnit('transactions'),
+    dbCommits: perUnit('commits'),
   };
 }
 

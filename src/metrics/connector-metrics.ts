@@ -49,6 +49,7 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
 
   const switchCalls = new Counter({ name: 'connector_switch_calls_total', help: 'Calls to the switch connector, by operation and outcome (answered, failed, unknown, error)', labelNames: ['operation', 'outcome'], registers: [registry] });
   const switchSeconds = new Histogram({ name: 'connector_switch_call_duration_seconds', help: 'Time of calls to the switch connector, by operation', labelNames: ['operation'], buckets: [...LATENCY_BUCKETS, 60, 120], registers: [registry] });
+  registerDatabaseWork(registry, database);
   const recoveryItems = new Counter({ name: 'connector_recovery_items_total', help: 'Items the recovery worker took up, by kind and result (claimed, finished, failed)', labelNames: ['kind', 'result'], registers: [registry] });
 
   if (mode === 'fxp') {
@@ -134,6 +135,31 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
       server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
     },
   };
+}
+
+/**
+ * The database work of this process (SqlDatabase.work, counted by the driver wrapper):
+ * statements (round trips on PostgreSQL), transactions asked for, and commits.
+ */
+function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
+  const names = [
+    ['statements', 'connector_db_statements_total', 'Statements sent to the database (on PostgreSQL each is a network round trip)'],
+    ['transactions', 'connector_db_transactions_total', 'Transactions asked of the database'],
+    ['commits', 'connector_db_commits_total', 'Commits that reached the disk (SQLite: one per group of transactions)'],
+  ] as const;
+  for (const [field, name, help] of names) {
+    let counted = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const now = database.work()[field];
+        if (now > counted) this.inc(now - counted);
+        counted = now;
+      },
+    });
+  }
 }
 
 /** The payee and payer sides' gauges, read from the store at each scrape: the truth across replicas. */

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
-import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
   /** postgres:// URL. It may carry a password, so it is never logged or put in an error. */
@@ -63,6 +63,7 @@ export class PostgresDatabase implements SqlDatabase {
   /** Connections whose socket is still open, so that `close` can wait for them. */
   readonly #connections = new Set<pg.PoolClient>();
   #closed = false;
+  readonly #counts = { statements: 0, transactions: 0, commits: 0 };
 
   constructor(options: PostgresDatabaseOptions) {
     const settings = checkedSettings(options);
@@ -91,6 +92,15 @@ export class PostgresDatabase implements SqlDatabase {
     pool.on('connect', (client) => {
       this.#connections.add(client);
       client.once('end', () => this.#connections.delete(client));
+      // Every query of the client is one round trip (pg sends parse, bind and execute together).
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      const counts = this.#counts;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        counts.statements += 1;
+        const text = typeof args[0] === 'string' ? args[0] : typeof args[0] === 'object' && args[0] !== null && 'text' in args[0] ? String(args[0].text) : '';
+        if (/^\s*commit\b/i.test(text)) counts.commits += 1;
+        return query(...args);
+      };
     });
     this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
   }
@@ -99,8 +109,13 @@ export class PostgresDatabase implements SqlDatabase {
     return this.#db as unknown as Kysely<S>;
   }
 
+  work(): DatabaseWork {
+    return { ...this.#counts };
+  }
+
   async transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     this.#assertOpen();
+    this.#counts.transactions += 1;
     return this.#db
       .transaction()
       .setIsolationLevel('read committed')

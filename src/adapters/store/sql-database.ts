@@ -13,8 +13,26 @@ export interface Migration {
   up(db: Kysely<AnySchema>): Promise<void>;
 }
 
+/**
+ * The database work done so far, counted by the driver wrapper: what a change is measured by,
+ * whatever the machine's load.
+ */
+export interface DatabaseWork {
+  /**
+   * Statements sent to the database. On PostgreSQL each is one network round trip (BEGIN and
+   * COMMIT included); on SQLite each is one call into the embedded engine (savepoints included).
+   */
+  readonly statements: number;
+  /** Calls of `transaction`: the atomic units of work asked for. */
+  readonly transactions: number;
+  /** Commits that reached the disk: on SQLite one per group of transactions, on PostgreSQL one per transaction or autocommitted statement. */
+  readonly commits: number;
+}
+
 export interface SqlDatabase {
   readonly dialect: 'sqlite' | 'postgres';
+  /** The work done since the database was opened. */
+  work(): DatabaseWork;
   /** For reads that need no transaction. */
   reader<S>(): Kysely<S>;
   /**

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { applyMigrations, ping } from './migrator.js';
-import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
 /** The most transactions committed by one fsync; bounds the latency of the last in a group. */
 const MAX_GROUP_SIZE = 256;
@@ -30,17 +30,25 @@ export class SqliteDatabase implements SqlDatabase {
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
+  readonly #counts = { statements: 0, transactions: 0, commits: 0 };
 
   constructor(readonly path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const writer = openConnection(path);
     const reader = path === ':memory:' ? writer : openConnection(path);
     this.#connections = writer === reader ? [writer] : [writer, reader];
-    this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer) }) });
+    const counted = (): void => {
+      this.#counts.statements += 1;
+    };
+    this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer, counted) }) });
     this.#readerDb =
       writer === reader
         ? this.#writer
-        : new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(reader) }) });
+        : new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(reader, counted) }) });
+  }
+
+  work(): DatabaseWork {
+    return { ...this.#counts };
   }
 
   reader<S>(): Kysely<S> {
@@ -49,6 +57,7 @@ export class SqliteDatabase implements SqlDatabase {
 
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('database is closed'));
+    this.#counts.transactions += 1;
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         work: work as unknown as (trx: Kysely<AnySchema>) => Promise<unknown>,
@@ -87,6 +96,7 @@ export class SqliteDatabase implements SqlDatabase {
           }
         }
         await trx.commit().execute();
+        this.#counts.commits += 1;
       } catch (error) {
         await trx.rollback().execute().catch(() => undefined);
         throw error;
@@ -135,13 +145,15 @@ function openConnection(path: string): BetterSqlite3.Database {
 }
 
 /** better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them. */
-function cachingStatements(connection: BetterSqlite3.Database): KyselySqliteDatabase {
+function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): KyselySqliteDatabase {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => {
       cache.clear();
     },
     prepare: (text: string) => {
+      // Kysely prepares once per execution: this counts statements run.
+      counted();
       let statement = cache.get(text);
       if (statement === undefined) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
