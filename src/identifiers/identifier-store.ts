@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type OperationNodeSource } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { AnySchema, Migration, SqlDatabase } from '../adapters/store/sql-database.js';
-import { appendAudit, lastAuditedState, type AuditEventKind } from '../adapters/store/audit-trail.js';
-import { currentAuditCause, type AuditCause } from '../audit/audit-cause.js';
+import { auditColumnsMigration, auditedWrite, type AuditEventKind } from '../adapters/store/audit-trail.js';
 import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 
 /**
@@ -44,6 +43,7 @@ export const identifierMigrations: readonly Migration[] = [
       await db.schema.createIndex('identifier_registry_job').on('identifier_registry').column('job_id').execute();
     },
   },
+  auditColumnsMigration('identifiers-003-audit-columns', 'identifier_registry'),
 ];
 
 export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';
@@ -97,6 +97,8 @@ interface Row {
   job_id: string | null;
   created_at: string;
   updated_at: string;
+  audit_seq: number;
+  prev_state: string | null;
 }
 
 interface Schema {
@@ -136,73 +138,59 @@ export class IdentifierStore {
   /** Inserts the identifier in `state`; false when it is in the registry already. */
   async insert(key: IdentifierKey, currency: string, state: RegistrationState, changes: RegistryChanges): Promise<boolean> {
     const now = this.now().toISOString();
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, boolean>(async (trx) => {
-      const result = await trx
-        .insertInto('identifier_registry')
-        .values({
-          id_type: key.idType,
-          id_value: key.idValue,
-          id_sub_value: key.idSubValue ?? '',
-          currency,
-          state,
-          account_id: changes.accountId ?? null,
-          consent_by: changes.consent?.by ?? null,
-          consent_at: changes.consent?.at ?? null,
-          consent_channel: changes.consent?.channel ?? null,
-          platform_code: null,
-          platform_message: null,
-          attempts: 0,
-          next_attempt_at: changes.nextAttemptAt ?? now,
-          lease_until: now,
-          last_error: null,
-          job_id: changes.jobId ?? null,
-          created_at: now,
-          updated_at: now,
-        })
-        .onConflict((oc) => oc.doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (result === undefined) return false;
-      await audit(trx, recordOf(result), 'created', null, changes, now, cause);
-      return true;
-    });
+    const write = this.#db()
+      .insertInto('identifier_registry')
+      .values({
+        id_type: key.idType,
+        id_value: key.idValue,
+        id_sub_value: key.idSubValue ?? '',
+        currency,
+        state,
+        account_id: changes.accountId ?? null,
+        consent_by: changes.consent?.by ?? null,
+        consent_at: changes.consent?.at ?? null,
+        consent_channel: changes.consent?.channel ?? null,
+        platform_code: null,
+        platform_message: null,
+        attempts: 0,
+        next_attempt_at: changes.nextAttemptAt ?? now,
+        lease_until: now,
+        last_error: null,
+        job_id: changes.jobId ?? null,
+        created_at: now,
+        updated_at: now,
+        audit_seq: 1,
+        prev_state: null,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll();
+    return (await auditedWrite(this.database, audit(key, write, 'created', null, changes, now))) !== undefined;
   }
 
   /** Compare-and-set from one of `from` to `to`; undefined when the identifier was in none of them. */
   async transition(key: IdentifierKey, from: readonly RegistrationState[], to: RegistrationState, changes: RegistryChanges = {}): Promise<IdentifierRecord | undefined> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, IdentifierRecord | undefined>(async (trx) => {
-      const now = this.now().toISOString();
-      const updated = await trx
-        .updateTable('identifier_registry')
-        .set({ state: to, updated_at: now, ...columns(changes) })
-        .where((eb) => eb.and(keyColumns(key)))
-        .where('state', 'in', [...from])
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return undefined;
-      const record = recordOf(updated);
-      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'identifier', auditSubjectId(key));
-      await audit(trx, record, 'transition', fromState, changes, now, cause);
-      return record;
-    });
+    const now = this.now().toISOString();
+    const write = this.#db()
+      .updateTable('identifier_registry')
+      .set({ state: to, updated_at: now, ...columns(changes), prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
+      .where((eb) => eb.and(keyColumns(key)))
+      .where('state', 'in', [...from])
+      .returningAll();
+    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
+    const row = await auditedWrite<Row>(this.database, audit(key, write, 'transition', fromState, changes, now));
+    return row === undefined ? undefined : recordOf(row);
   }
 
   /** Records an attempt that failed without changing the state. */
   async note(key: IdentifierKey, state: RegistrationState, changes: RegistryChanges): Promise<void> {
-    const cause = currentAuditCause();
-    await this.database.transaction<Schema, void>(async (trx) => {
-      const now = this.now().toISOString();
-      const updated = await trx
-        .updateTable('identifier_registry')
-        .set({ updated_at: now, ...columns(changes) })
-        .where((eb) => eb.and(keyColumns(key)))
-        .where('state', '=', state)
-        .returningAll()
-        .executeTakeFirst();
-      if (updated !== undefined) await audit(trx, recordOf(updated), 'attempt', state, changes, now, cause);
-    });
+    const now = this.now().toISOString();
+    const write = this.#db()
+      .updateTable('identifier_registry')
+      .set({ updated_at: now, ...columns(changes), audit_seq: sql<number>`audit_seq + 1` })
+      .where((eb) => eb.and(keyColumns(key)))
+      .where('state', '=', state)
+      .returningAll();
+    await auditedWrite(this.database, audit(key, write, 'attempt', state, changes, now));
   }
 
   /** Claims identifiers whose platform call is due (REQUESTED or OPTING_OUT), leasing them for `leaseMs`. */
@@ -292,31 +280,21 @@ export function auditSubjectId(key: IdentifierKey): string {
   return `sha256:${digest.slice(0, 40)}`;
 }
 
-function audit(
-  trx: Kysely<Schema>,
-  record: IdentifierRecord,
-  event: AuditEventKind,
-  fromState: string | null,
-  changes: RegistryChanges,
-  at: string,
-  cause: AuditCause,
-): Promise<void> {
-  return appendAudit(
-    trx as unknown as Kysely<AnySchema>,
-    {
-      subject: 'identifier',
-      subjectId: auditSubjectId(record),
-      at,
-      event,
-      fromState,
-      toState: record.state,
-      attempt: record.attempts,
-      institutionReference: null,
-      errorCode: changes.platformCode ?? null,
-      needsAttention: false,
-    },
-    cause,
-  );
+/** The identifier's audit row, written with its change; the trail names it by a digest, the row is found by its three key columns. */
+function audit(key: IdentifierKey, write: OperationNodeSource, event: AuditEventKind, fromState: string | null | 'previous', changes: RegistryChanges, at: string) {
+  return {
+    subject: 'identifier' as const,
+    subjectId: auditSubjectId(key),
+    table: 'identifier_registry',
+    key: sql`changed.id_type = ${key.idType} and changed.id_value = ${key.idValue} and changed.id_sub_value = ${key.idSubValue ?? ''}`,
+    write,
+    event,
+    fromState,
+    at,
+    errorCode: changes.platformCode ?? null,
+    institutionReference: sql`cast(null as varchar(128))`,
+    flags: false,
+  };
 }
 
 function keyColumns(key: IdentifierKey): { id_type: string; id_value: string; id_sub_value: string } {

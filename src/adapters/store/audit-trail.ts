@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type OperationNodeSource, type RawBuilder } from 'kysely';
 import { currentAuditCause, type AuditCause } from '../../audit/audit-cause.js';
 import { AssertionFailed } from '../../domain/errors.js';
 import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
@@ -103,45 +103,72 @@ export const auditMigrations: readonly Migration[] = [
   },
 ];
 
-/**
- * Appends one row for `entry` inside the caller's transaction, the one that made the change, so
- * the change and its row commit together or not at all. The cause is read from the scope now
- * running (see audit-cause.ts). The sequence number is taken in the same statement; the caller
- * holds the subject's row (its compare-and-set or insert), so no other writer takes it meanwhile,
- * and the key refuses a duplicate if one ever tried.
- */
-export async function appendAudit(trx: Kysely<AnySchema>, entry: AuditEntry, cause: AuditCause = currentAuditCause()): Promise<void> {
-  const operator = cause.cause === 'operator' ? cause.operator.slice(0, 64) : null;
-  const reason = cause.cause === 'operator' ? cause.reason.slice(0, 500) : null;
-  const evidence = cause.cause === 'operator' && cause.evidence !== undefined ? cause.evidence.slice(0, 500) : null;
-  await sql`
-    insert into audit_events
-      (subject, subject_id, seq, at, event, from_state, to_state, cause, operator, reason, evidence,
-       attempt, institution_reference, error_code, needs_attention)
-    select ${entry.subject}, ${entry.subjectId}, coalesce(max(seq), 0) + 1, ${entry.at}, ${entry.event},
-      cast(${entry.fromState} as varchar(32)), ${entry.toState}, ${cause.cause},
-      cast(${operator} as varchar(64)), cast(${reason} as varchar(500)), cast(${evidence} as varchar(500)),
-      cast(${entry.attempt} as integer), cast(${entry.institutionReference?.slice(0, 128) ?? null} as varchar(128)),
-      cast(${entry.errorCode?.slice(0, 64) ?? null} as varchar(64)), cast(${entry.needsAttention ? 1 : 0} as integer)
-    from audit_events where subject = ${entry.subject} and subject_id = ${entry.subjectId}`.execute(trx);
+/** Columns every audited table has: the row's audit sequence number and the state before its last change. */
+export function auditColumnsMigration(id: string, table: string): Migration {
+  return {
+    id,
+    async up(db) {
+      await db.schema.alterTable(table).addColumn('audit_seq', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable(table).addColumn('prev_state', 'varchar(32)').execute();
+    },
+  };
 }
 
 /**
- * The state a subject was in before the change its caller just made, when the caller's
- * compare-and-set allowed several: the last row of its trail (every change writes one, and the
- * caller's update holds the subject's row, so no other change lands in between). Null for a
- * subject whose history began before the trail existed.
+ * One change of an audited row and its audit row, written together. `write` is the INSERT or
+ * UPDATE, with `RETURNING *`; it sets `audit_seq` (1 on insert, `audit_seq + 1` on update) and,
+ * on an update from several states, `prev_state = state`. The audit row's values are SQL over the
+ * changed row, named `changed`.
  */
-export async function lastAuditedState(trx: Kysely<AnySchema>, subject: AuditSubject, subjectId: string): Promise<string | null> {
-  const row = await trx
-    .selectFrom('audit_events')
-    .select('to_state')
-    .where('subject', '=', subject)
-    .where('subject_id', '=', subjectId)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row === undefined ? null : String(row['to_state']);
+export interface AuditedWrite {
+  readonly subject: AuditSubject;
+  readonly subjectId: string;
+  /** The table, and SQL over `changed` that finds the changed row again by its key (SQLite). */
+  readonly table: string;
+  readonly key: RawBuilder<unknown>;
+  readonly write: OperationNodeSource;
+  readonly event: AuditEventKind;
+  /** The state before: known to the caller, or `previous` (the row's prev_state). */
+  readonly fromState: string | null | 'previous';
+  readonly at: string;
+  readonly errorCode: string | null;
+  /** SQL over `changed` for the institution's reference. */
+  readonly institutionReference: RawBuilder<unknown>;
+  /** Whether the table has a needs_attention column. */
+  readonly flags: boolean;
+}
+
+/**
+ * Makes the change and appends its audit row atomically: one statement on PostgreSQL (a
+ * data-modifying WITH, committed on its own: one round trip), one group-committed transaction on
+ * SQLite. The sequence number is the row's own `audit_seq`, taken by the change itself while it
+ * holds the row, so two changes of one subject can never share one. Answers the changed row, or
+ * undefined when the write changed nothing (a lost compare-and-set, an insert of a known key).
+ */
+export async function auditedWrite<Row>(database: SqlDatabase, change: AuditedWrite, cause: AuditCause = currentAuditCause()): Promise<Row | undefined> {
+  const operator = cause.cause === 'operator' ? cause.operator.slice(0, 64) : null;
+  const reason = cause.cause === 'operator' ? cause.reason.slice(0, 500) : null;
+  const evidence = cause.cause === 'operator' && cause.evidence !== undefined ? cause.evidence.slice(0, 500) : null;
+  const fromState = change.fromState === 'previous' ? sql`changed.prev_state` : sql`cast(${change.fromState} as varchar(32))`;
+  const flagged = change.flags ? sql`changed.needs_attention` : sql`0`;
+  const columns = sql`(subject, subject_id, seq, at, event, from_state, to_state, cause, operator, reason, evidence, attempt, institution_reference, error_code, needs_attention)`;
+  const values = sql`select cast(${change.subject} as varchar(32)), cast(${change.subjectId} as varchar(160)), changed.audit_seq, cast(${change.at} as varchar(30)),
+      cast(${change.event} as varchar(16)), ${fromState}, changed.state, cast(${cause.cause} as varchar(16)), cast(${operator} as varchar(64)),
+      cast(${reason} as varchar(500)), cast(${evidence} as varchar(500)), changed.attempts, ${change.institutionReference},
+      cast(${change.errorCode?.slice(0, 64) ?? null} as varchar(64)), ${flagged}`;
+  if (database.dialect === 'postgres') {
+    return database.autocommit<AnySchema, Row | undefined>(async (db) => {
+      const result = await sql<Row>`with changed as (${change.write}), audited as (insert into audit_events ${columns} ${values} from changed) select * from changed`.execute(db);
+      return result.rows[0];
+    });
+  }
+  return database.transaction<AnySchema, Row | undefined>(async (trx) => {
+    const result = await sql<Row>`${change.write}`.execute(trx);
+    const row = result.rows[0];
+    if (row === undefined) return undefined;
+    await sql`insert into audit_events ${columns} ${values} from ${sql.table(change.table)} as changed where ${change.key}`.execute(trx);
+    return row;
+  });
 }
 
 export interface RecentAuditQuery {

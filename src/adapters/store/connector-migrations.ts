@@ -1,3 +1,4 @@
+import { auditColumnsMigration } from './audit-trail.js';
 import type { Migration } from './sql-database.js';
 
 /**
@@ -61,4 +62,6 @@ export const connectorMigrations: readonly Migration[] = [
       await db.schema.createIndex('inbound_transfers_stale').on('inbound_transfers').columns(['state', 'updated_at']).execute();
     },
   },
+  // The audit trail's sequence number and previous state, kept on the row (audit-trail.ts).
+  auditColumnsMigration('connector-002-audit-columns', 'inbound_transfers'),
 ];

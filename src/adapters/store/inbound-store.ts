@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { AssertionFailed } from '../../domain/errors.js';
 import { parseInboundTransferState, type InboundTransferState } from '../../domain/inbound-transfer.js';
 import type {
   InboundStore,
@@ -11,8 +12,7 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
-import { appendAudit, lastAuditedState, type AuditEntry, type AuditEventKind } from './audit-trail.js';
-import { currentAuditCause } from '../../audit/audit-cause.js';
+import { auditedWrite, type AuditEventKind } from './audit-trail.js';
 import { claimDueKeys } from './lease-claim.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -64,6 +64,8 @@ interface InboundTransfersTable {
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+  audit_seq: number;
+  prev_state: string | null;
 }
 
 interface Schema {
@@ -80,18 +82,16 @@ export class SqlInboundStore implements InboundStore {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>> {
-    return this.database.transaction<Schema, InsertResult<QuoteRecord>>(async (trx) => {
-      const inserted = await trx
-        .insertInto('quotes')
-        .values(quoteRow(quote))
-        .onConflict((oc) => oc.column('quote_id').doNothing())
-        .executeTakeFirst();
-      const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
-      if (created) return { record: quote, created };
-      const row = await trx.selectFrom('quotes').selectAll().where('quote_id', '=', quote.quoteId).executeTakeFirstOrThrow();
-      return { record: quoteFromRow(row), created };
+  /** One statement: committed on its own on PostgreSQL (one round trip), group-committed on SQLite. */
+  async insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>> {
+    const inserted = await this.database.autocommit<Schema, boolean>(async (db) => {
+      const result = await db.insertInto('quotes').values(quoteRow(quote)).onConflict((oc) => oc.column('quote_id').doNothing()).executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
     });
+    if (inserted) return { record: quote, created: true };
+    const existing = await this.findQuote(quote.quoteId);
+    if (existing === undefined) throw new AssertionFailed(`quote ${quote.quoteId} neither inserted nor found`);
+    return { record: existing, created: false };
   }
 
   async findQuote(quoteId: string): Promise<QuoteRecord | undefined> {
@@ -99,20 +99,13 @@ export class SqlInboundStore implements InboundStore {
     return row === undefined ? undefined : quoteFromRow(row);
   }
 
-  insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, InsertResult<TransferRecord>>(async (trx) => {
-      const inserted = await trx
-        .insertInto('inbound_transfers')
-        .values(newTransferRow(transfer))
-        .onConflict((oc) => oc.column('transfer_id').doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (inserted === undefined) return { record: await selectTransfer(trx, transfer.transferId), created: false };
-      const record = transferFromRow(inserted);
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'created', null, undefined, record.createdAt), cause);
-      return { record, created: true };
-    });
+  async insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
+    const write = this.#db().insertInto('inbound_transfers').values(newTransferRow(transfer)).onConflict((oc) => oc.column('transfer_id').doNothing()).returningAll();
+    const inserted = await auditedWrite<Selectable<InboundTransfersTable>>(this.database, this.#audit(transfer.transferId, write, 'created', null, undefined, transfer.createdAt));
+    if (inserted !== undefined) return { record: transferFromRow(inserted), created: true };
+    const existing = await this.findTransfer(transfer.transferId);
+    if (existing === undefined) throw new AssertionFailed(`transfer ${transfer.transferId} neither inserted nor found`);
+    return { record: existing, created: false };
   }
 
   async findTransfer(transferId: string): Promise<TransferRecord | undefined> {
@@ -125,61 +118,66 @@ export class SqlInboundStore implements InboundStore {
     return row === undefined ? undefined : transferFromRow(row);
   }
 
-  transitionTransfer(
+  async transitionTransfer(
     transferId: string,
     from: readonly InboundTransferState[],
     to: InboundTransferState,
     changes: TransferChanges = {},
     guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, TransferRecord | undefined>(async (trx) => {
-      let update = trx
-        .updateTable('inbound_transfers')
-        .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
-        .where('transfer_id', '=', transferId)
-        .where('state', 'in', [...from]);
-      if (guard !== undefined) update = update.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
-      const updated = await update.returningAll().executeTakeFirst();
-      if (updated === undefined) return undefined;
-      const record = transferFromRow(updated);
-      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'incoming_transfer', transferId);
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'transition', fromState, changes, record.updatedAt), cause);
-      return record;
-    });
+    const now = this.now().toISOString();
+    let write = this.#db()
+      .updateTable('inbound_transfers')
+      .set({ ...changeColumns(changes), state: to, updated_at: now, lease_until: null, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
+      .where('transfer_id', '=', transferId)
+      .where('state', 'in', [...from]);
+    if (guard !== undefined) write = write.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
+    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
+    const row = await auditedWrite<Selectable<InboundTransfersTable>>(this.database, this.#audit(transferId, write.returningAll(), 'transition', fromState, changes, now));
+    return row === undefined ? undefined : transferFromRow(row);
   }
 
-  recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, boolean>(async (trx) => {
-      const updated = await trx
-        .updateTable('inbound_transfers')
-        .set({ ...changeColumns(changes), lease_until: null })
-        .where('transfer_id', '=', transferId)
-        .where('state', '=', state)
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return false;
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(transferFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
-      return true;
-    });
+  async recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
+    const now = this.now().toISOString();
+    const write = this.#db()
+      .updateTable('inbound_transfers')
+      .set({ ...changeColumns(changes), lease_until: null, audit_seq: sql<number>`audit_seq + 1` })
+      .where('transfer_id', '=', transferId)
+      .where('state', '=', state)
+      .returningAll();
+    return (await auditedWrite(this.database, this.#audit(transferId, write, 'attempt', state, changes, now))) !== undefined;
   }
 
-  scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, boolean>(async (trx) => {
-      const updated = await trx
-        .updateTable('inbound_transfers')
-        .set({ next_attempt_at: now })
-        .where('transfer_id', '=', transferId)
-        .where('state', '=', state)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return false;
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(transferFromRow(updated), 'attempt', state, undefined, now), cause);
-      return true;
-    });
+  async scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
+    const write = this.#db()
+      .updateTable('inbound_transfers')
+      .set({ next_attempt_at: now, audit_seq: sql<number>`audit_seq + 1` })
+      .where('transfer_id', '=', transferId)
+      .where('state', '=', state)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .returningAll();
+    return (await auditedWrite(this.database, this.#audit(transferId, write, 'attempt', state, undefined, now))) !== undefined;
+  }
+
+  #db(): Db {
+    return this.database.reader<Schema>();
+  }
+
+  /** The audit row of a change: the institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
+  #audit(transferId: string, write: Parameters<typeof auditedWrite>[1]['write'], event: AuditEventKind, fromState: string | null | 'previous', changes: TransferChanges | undefined, at: string) {
+    return {
+      subject: 'incoming_transfer' as const,
+      subjectId: transferId,
+      table: 'inbound_transfers',
+      key: sql`changed.transfer_id = ${transferId}`,
+      write,
+      event,
+      fromState,
+      at,
+      errorCode: changes?.errorCode ?? changes?.errorName ?? null,
+      institutionReference: sql`changed.transfer_id`,
+      flags: true,
+    };
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {
@@ -209,22 +207,6 @@ export class SqlInboundStore implements InboundStore {
       return rows.map(transferFromRow);
     });
   }
-}
-
-function auditEntry(record: TransferRecord, event: AuditEventKind, fromState: string | null, changes: TransferChanges | undefined, at: string): AuditEntry {
-  return {
-    subject: 'incoming_transfer',
-    subjectId: record.transferId,
-    at,
-    event,
-    fromState,
-    toState: record.state,
-    attempt: record.attempts,
-    // The institution knows an incoming transfer by its transferId (every adapter derives its reference from it).
-    institutionReference: record.transferId,
-    errorCode: changes?.errorCode ?? changes?.errorName ?? null,
-    needsAttention: record.needsAttention,
-  };
 }
 
 async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {
@@ -303,6 +285,8 @@ function newTransferRow(transfer: NewTransfer): InboundTransfersTable {
     lease_until: null,
     created_at: transfer.createdAt,
     updated_at: transfer.createdAt,
+    audit_seq: 1,
+    prev_state: null,
   };
 }
 

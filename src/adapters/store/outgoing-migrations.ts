@@ -1,3 +1,4 @@
+import { auditColumnsMigration } from './audit-trail.js';
 import type { Migration } from './sql-database.js';
 
 /**
@@ -43,6 +44,15 @@ export const outgoingMigrations: readonly Migration[] = [
       await db.schema.createIndex('outgoing_payments_due').on('outgoing_payments').columns(['state', 'next_attempt_at']).execute();
       await db.schema.createIndex('outgoing_payments_stale').on('outgoing_payments').columns(['state', 'updated_at']).execute();
       await db.schema.createIndex('outgoing_payments_attention').on('outgoing_payments').columns(['needs_attention', 'updated_at']).execute();
+    },
+  },
+  auditColumnsMigration('outgoing-002-audit-columns', 'outgoing_payments'),
+  {
+    // The refund's own reference at the institution, kept once the transferId is known, so that
+    // the audit trail and reconciliation can name it in SQL.
+    id: 'outgoing-003-refund-reference',
+    async up(db) {
+      await db.schema.alterTable('outgoing_payments').addColumn('refund_reference', 'varchar(64)').execute();
     },
   },
 ];

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { parseOutgoingState, type OutgoingState } from '../../domain/outgoing-payment.js';
 import { AssertionFailed } from '../../domain/errors.js';
 import type { OutgoingFlow } from '../../ports/core-banking.js';
@@ -12,8 +12,7 @@ import type {
 } from '../../ports/outgoing-store.js';
 import type { OperatorGuard, RecordSearch } from '../../ports/store.js';
 import { claimDueKeys } from './lease-claim.js';
-import { appendAudit, lastAuditedState, type AuditEntry, type AuditEventKind } from './audit-trail.js';
-import { currentAuditCause } from '../../audit/audit-cause.js';
+import { auditedWrite, type AuditEventKind } from './audit-trail.js';
 import { refundReference } from '../../domain/outgoing-references.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -47,6 +46,9 @@ interface OutgoingPaymentsTable {
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+  audit_seq: number;
+  prev_state: string | null;
+  refund_reference: string | null;
 }
 
 interface Schema {
@@ -62,20 +64,13 @@ export class SqlOutgoingStore implements OutgoingStore {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  insert(payment: NewOutgoingPayment): Promise<{ record: OutgoingPaymentRecord; created: boolean }> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, { record: OutgoingPaymentRecord; created: boolean }>(async (trx) => {
-      const inserted = await trx
-        .insertInto('outgoing_payments')
-        .values(newRow(payment))
-        .onConflict((oc) => oc.column('home_transaction_id').doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (inserted === undefined) return { record: await selectPayment(trx, payment.homeTransactionId), created: false };
-      const record = paymentFromRow(inserted);
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(record, 'created', null, undefined, record.createdAt), cause);
-      return { record, created: true };
-    });
+  async insert(payment: NewOutgoingPayment): Promise<{ record: OutgoingPaymentRecord; created: boolean }> {
+    const write = this.#db().insertInto('outgoing_payments').values(newRow(payment)).onConflict((oc) => oc.column('home_transaction_id').doNothing()).returningAll();
+    const inserted = await auditedWrite<Selectable<OutgoingPaymentsTable>>(this.database, audit(payment.homeTransactionId, write, 'created', null, undefined, payment.createdAt));
+    if (inserted !== undefined) return { record: paymentFromRow(inserted), created: true };
+    const existing = await this.findByHomeTransactionId(payment.homeTransactionId);
+    if (existing === undefined) throw new AssertionFailed(`outgoing payment ${payment.homeTransactionId} neither inserted nor found`);
+    return { record: existing, created: false };
   }
 
   async findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined> {
@@ -98,62 +93,49 @@ export class SqlOutgoingStore implements OutgoingStore {
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
-  transition(
+  async transition(
     homeTransactionId: string,
     from: readonly OutgoingState[],
     to: OutgoingState,
     changes: OutgoingChanges = {},
     guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, OutgoingPaymentRecord | undefined>(async (trx) => {
-      let update = trx
-        .updateTable('outgoing_payments')
-        .set({ ...changeColumns(changes), state: to, updated_at: this.now().toISOString(), lease_until: null })
-        .where('home_transaction_id', '=', homeTransactionId)
-        .where('state', 'in', [...from]);
-      if (guard !== undefined) update = update.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
-      const updated = await update.returningAll().executeTakeFirst();
-      if (updated === undefined) return undefined;
-      const record = paymentFromRow(updated);
-      const audit = trx as unknown as Kysely<AnySchema>;
-      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(audit, 'outgoing_payment', homeTransactionId);
-      await appendAudit(audit, auditEntry(record, 'transition', fromState, changes, record.updatedAt), cause);
-      return record;
-    });
+    const now = this.now().toISOString();
+    let write = this.#db()
+      .updateTable('outgoing_payments')
+      .set({ ...changeColumns(changes), state: to, updated_at: now, lease_until: null, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
+      .where('home_transaction_id', '=', homeTransactionId)
+      .where('state', 'in', [...from]);
+    if (guard !== undefined) write = write.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
+    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
+    const row = await auditedWrite<Selectable<OutgoingPaymentsTable>>(this.database, audit(homeTransactionId, write.returningAll(), 'transition', fromState, changes, now));
+    return row === undefined ? undefined : paymentFromRow(row);
   }
 
-  recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, boolean>(async (trx) => {
-      const updated = await trx
-        .updateTable('outgoing_payments')
-        .set({ ...changeColumns(changes), lease_until: null })
-        .where('home_transaction_id', '=', homeTransactionId)
-        .where('state', '=', state)
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return false;
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(paymentFromRow(updated), 'attempt', state, changes, this.now().toISOString()), cause);
-      return true;
-    });
+  async recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
+    const now = this.now().toISOString();
+    const write = this.#db()
+      .updateTable('outgoing_payments')
+      .set({ ...changeColumns(changes), lease_until: null, audit_seq: sql<number>`audit_seq + 1` })
+      .where('home_transaction_id', '=', homeTransactionId)
+      .where('state', '=', state)
+      .returningAll();
+    return (await auditedWrite(this.database, audit(homeTransactionId, write, 'attempt', state, changes, now))) !== undefined;
   }
 
-  scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
-    const cause = currentAuditCause();
-    return this.database.transaction<Schema, boolean>(async (trx) => {
-      const updated = await trx
-        .updateTable('outgoing_payments')
-        .set({ next_attempt_at: now })
-        .where('home_transaction_id', '=', homeTransactionId)
-        .where('state', '=', state)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return false;
-      await appendAudit(trx as unknown as Kysely<AnySchema>, auditEntry(paymentFromRow(updated), 'attempt', state, undefined, now), cause);
-      return true;
-    });
+  async scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
+    const write = this.#db()
+      .updateTable('outgoing_payments')
+      .set({ next_attempt_at: now, audit_seq: sql<number>`audit_seq + 1` })
+      .where('home_transaction_id', '=', homeTransactionId)
+      .where('state', '=', state)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .returningAll();
+    return (await auditedWrite(this.database, audit(homeTransactionId, write, 'attempt', state, undefined, now))) !== undefined;
+  }
+
+  #db(): Db {
+    return this.database.reader<Schema>();
   }
 
   async search(search: RecordSearch): Promise<OutgoingPaymentRecord[]> {
@@ -192,29 +174,25 @@ export class SqlOutgoingStore implements OutgoingStore {
   }
 }
 
-function auditEntry(record: OutgoingPaymentRecord, event: AuditEventKind, fromState: string | null, changes: OutgoingChanges | undefined, at: string): AuditEntry {
+/**
+ * The audit row of a change. The institution knows the step by the refund's own reference once
+ * a refund is under way, else by the collection's reference it gave, else by the transferId
+ * (which the debit and the collection carry).
+ */
+function audit(homeTransactionId: string, write: Parameters<typeof auditedWrite>[1]['write'], event: AuditEventKind, fromState: string | null | 'previous', changes: OutgoingChanges | undefined, at: string) {
   return {
-    subject: 'outgoing_payment',
-    subjectId: record.homeTransactionId,
-    at,
+    subject: 'outgoing_payment' as const,
+    subjectId: homeTransactionId,
+    table: 'outgoing_payments',
+    key: sql`changed.home_transaction_id = ${homeTransactionId}`,
+    write,
     event,
     fromState,
-    toState: record.state,
-    attempt: record.attempts,
-    institutionReference: institutionReferenceOf(record),
+    at,
     errorCode: changes?.errorCode ?? changes?.errorName ?? null,
-    needsAttention: record.needsAttention,
+    institutionReference: sql`case when changed.state in ('REFUNDING', 'REFUNDED') and changed.refund_reference is not null then changed.refund_reference else coalesce(changed.institution_reference, changed.transfer_id) end`,
+    flags: true,
   };
-}
-
-/**
- * The reference the institution knows this step by: the refund's own reference once a refund is
- * under way, else the collection's reference the institution gave, else the transferId (which
- * the debit and the collection carry).
- */
-function institutionReferenceOf(record: OutgoingPaymentRecord): string | null {
-  if ((record.state === 'REFUNDING' || record.state === 'REFUNDED') && record.transferId !== null) return refundReference(record.transferId);
-  return record.institutionReference ?? record.transferId;
 }
 
 async function selectPayment(trx: Db, homeTransactionId: string): Promise<OutgoingPaymentRecord> {
@@ -256,12 +234,18 @@ function newRow(payment: NewOutgoingPayment): OutgoingPaymentsTable {
     lease_until: null,
     created_at: payment.createdAt,
     updated_at: payment.createdAt,
+    audit_seq: 1,
+    prev_state: null,
+    refund_reference: null,
   };
 }
 
 function changeColumns(changes: OutgoingChanges): Partial<OutgoingPaymentsTable> {
   const columns: Partial<OutgoingPaymentsTable> = {};
-  if (changes.transferId !== undefined) columns.transfer_id = changes.transferId;
+  if (changes.transferId !== undefined) {
+    columns.transfer_id = changes.transferId;
+    columns.refund_reference = refundReference(changes.transferId);
+  }
   if (changes.debitAmount !== undefined) columns.debit_amount = changes.debitAmount;
   if (changes.terms !== undefined) columns.terms = changes.terms;
   if (changes.quoteExpiration !== undefined) columns.quote_expiration = changes.quoteExpiration;

@@ -73,7 +73,7 @@ describe('PostgresDatabase', () => {
         await Promise.all(replicas.map((replica) => replica.migrate([...connectorMigrations, slow])));
         expect(slowRuns).toBe(1);
         for (const replica of replicas) {
-          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'test-002-slow']);
+          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'test-002-slow']);
           expect(await tableNames(replica)).toStrictEqual(['inbound_transfers', 'quotes', 'schema_migrations', 'slow_marker']);
         }
 
@@ -101,7 +101,7 @@ describe('PostgresDatabase', () => {
         expect(await tableNames(database)).toStrictEqual([]);
 
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns']);
       } finally {
         await database.close();
         await fresh.drop();
@@ -127,7 +127,7 @@ describe('PostgresDatabase', () => {
 
         await holder.query('commit');
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns']);
       } finally {
         await holder.end();
         await database.close();

@@ -122,6 +122,13 @@ export class PostgresDatabase implements SqlDatabase {
       .execute((trx) => work(trx as unknown as Kysely<S>));
   }
 
+  async autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    this.#counts.transactions += 1;
+    this.#counts.commits += 1;
+    return work(this.#db as unknown as Kysely<S>);
+  }
+
   /**
    * Applies all pending migrations in one transaction that first takes an advisory lock, so
    * replicas starting together take turns: the first applies the migrations and commits, the

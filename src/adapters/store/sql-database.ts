@@ -41,6 +41,12 @@ export interface SqlDatabase {
    * `work` must not start another transaction.
    */
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which sends ONE statement that is atomic by itself (an INSERT, an UPDATE, a
+   * data-modifying WITH). PostgreSQL commits it on its own, without BEGIN and COMMIT: one round
+   * trip. SQLite runs it as a transaction, so that it is group-committed and durable like the rest.
+   */
+  autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T>;
   /** Applies the migrations not applied yet, in order. */
   migrate(migrations: readonly Migration[]): Promise<void>;
   health(): Promise<void>;

@@ -71,6 +71,10 @@ export class SqliteDatabase implements SqlDatabase {
     });
   }
 
+  autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
+    return this.transaction(work);
+  }
+
   async #flush(): Promise<void> {
     while (this.#queue.length > 0) {
       const group = this.#queue.splice(0, MAX_GROUP_SIZE);

@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type OperationNodeSource, type Selectable } from 'kysely';
 import type { AnySchema, Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
-import { appendAudit, lastAuditedState, type AuditEventKind } from '../../adapters/store/audit-trail.js';
-import { currentAuditCause } from '../../audit/audit-cause.js';
+import { auditColumnsMigration, auditedWrite, type AuditEventKind } from '../../adapters/store/audit-trail.js';
 
 /**
  * The FX provider's durable records: conversion quotes (with the rate they locked) and
@@ -51,6 +50,7 @@ export const fxStoreMigrations: readonly Migration[] = [
       await db.schema.createIndex('fx_conversions_due').on('fx_conversions').columns(['state', 'next_attempt_at']).execute();
     },
   },
+  auditColumnsMigration('fx-002-audit-columns', 'fx_conversions'),
 ];
 
 export type ConversionState = 'RESERVING' | 'RESERVED' | 'COMMITTING' | 'COMMITTED' | 'RELEASING' | 'ABORTED' | 'FAILED';
@@ -118,6 +118,8 @@ interface Schema {
     error_name: string | null;
     created_at: string;
     updated_at: string;
+    audit_seq: number;
+    prev_state: string | null;
   };
 }
 
@@ -185,71 +187,60 @@ export class FxStore {
   /** Inserts a conversion in RESERVING; false when one exists under its id already. */
   async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<boolean> {
     const now = this.#now().toISOString();
-    const cause = currentAuditCause();
-    return this.#database.transaction<Schema, boolean>(async (trx) => {
-      const result = await trx
-          .insertInto('fx_conversions')
-          .values({
-            commit_request_id: conversion.commitRequestId,
-            request_hash: conversion.requestHash,
-            state: 'RESERVING',
-            source_currency: conversion.sourceCurrency,
-            source_amount: conversion.sourceAmount,
-            target_currency: conversion.targetCurrency,
-            target_amount: conversion.targetAmount,
-            expiration: conversion.expiration,
-            attempts: 0,
-            next_attempt_at: conversion.nextAttemptAt,
-            lease_until: now,
-            needs_attention: 0,
-            last_error: null,
-            error_name: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .returningAll()
-          .executeTakeFirst();
-      if (result === undefined) return false;
-      await audit(trx, conversionOf(result), 'created', null, undefined, now, cause);
-      return true;
-    });
+    const write = this.#database
+      .reader<Schema>()
+      .insertInto('fx_conversions')
+      .values({
+        commit_request_id: conversion.commitRequestId,
+        request_hash: conversion.requestHash,
+        state: 'RESERVING',
+        source_currency: conversion.sourceCurrency,
+        source_amount: conversion.sourceAmount,
+        target_currency: conversion.targetCurrency,
+        target_amount: conversion.targetAmount,
+        expiration: conversion.expiration,
+        attempts: 0,
+        next_attempt_at: conversion.nextAttemptAt,
+        lease_until: now,
+        needs_attention: 0,
+        last_error: null,
+        error_name: null,
+        created_at: now,
+        updated_at: now,
+        audit_seq: 1,
+        prev_state: null,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll();
+    return (await auditedWrite(this.#database, audit(conversion.commitRequestId, write, 'created', null, undefined, now))) !== undefined;
   }
 
   /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
   async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
-    const cause = currentAuditCause();
-    return this.#database.transaction<Schema, ConversionRecord | undefined>(async (trx) => {
-      const now = this.#now().toISOString();
-      const updated = await trx
-        .updateTable('fx_conversions')
-        .set({ state: to, updated_at: now, ...columns(changes) })
-        .where('commit_request_id', '=', commitRequestId)
-        .where('state', 'in', [...from])
-        .returningAll()
-        .executeTakeFirst();
-      if (updated === undefined) return undefined;
-      const record = conversionOf(updated);
-      const fromState = from.length === 1 ? (from[0] ?? null) : await lastAuditedState(trx as unknown as Kysely<AnySchema>, 'fx_conversion', commitRequestId);
-      await audit(trx, record, 'transition', fromState, changes, now, cause);
-      return record;
-    });
+    const now = this.#now().toISOString();
+    const write = this.#database
+      .reader<Schema>()
+      .updateTable('fx_conversions')
+      .set({ state: to, updated_at: now, ...columns(changes), prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
+      .where('commit_request_id', '=', commitRequestId)
+      .where('state', 'in', [...from])
+      .returningAll();
+    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
+    const row = await auditedWrite<Selectable<Schema['fx_conversions']>>(this.#database, audit(commitRequestId, write, 'transition', fromState, changes, now));
+    return row === undefined ? undefined : conversionOf(row);
   }
 
   /** Records a failed attempt or a flag without changing the state. */
   async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
-    const cause = currentAuditCause();
-    await this.#database.transaction<Schema, void>(async (trx) => {
-      const now = this.#now().toISOString();
-      const updated = await trx
-        .updateTable('fx_conversions')
-        .set({ updated_at: now, ...columns(changes) })
-        .where('commit_request_id', '=', commitRequestId)
-        .where('state', '=', state)
-        .returningAll()
-        .executeTakeFirst();
-      if (updated !== undefined) await audit(trx, conversionOf(updated), 'attempt', state, changes, now, cause);
-    });
+    const now = this.#now().toISOString();
+    const write = this.#database
+      .reader<Schema>()
+      .updateTable('fx_conversions')
+      .set({ updated_at: now, ...columns(changes), audit_seq: sql<number>`audit_seq + 1` })
+      .where('commit_request_id', '=', commitRequestId)
+      .where('state', '=', state)
+      .returningAll();
+    await auditedWrite(this.#database, audit(commitRequestId, write, 'attempt', state, changes, now));
   }
 
   /**
@@ -349,31 +340,19 @@ function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
   };
 }
 
-/** The conversion's audit row, written in the transaction of its change. */
-function audit(
-  trx: Kysely<Schema>,
-  record: ConversionRecord,
-  event: AuditEventKind,
-  fromState: string | null,
-  changes: ConversionChanges | undefined,
-  at: string,
-  cause: ReturnType<typeof currentAuditCause>,
-): Promise<void> {
-  return appendAudit(
-    trx as unknown as Kysely<AnySchema>,
-    {
-      subject: 'fx_conversion',
-      subjectId: record.commitRequestId,
-      at,
-      event,
-      fromState,
-      toState: record.state,
-      attempt: record.attempts,
-      // The exchange books the conversion under its commitRequestId.
-      institutionReference: record.commitRequestId,
-      errorCode: changes?.errorName ?? null,
-      needsAttention: record.needsAttention,
-    },
-    cause,
-  );
+/** The conversion's audit row, written with its change: the exchange books the conversion under its commitRequestId. */
+function audit(commitRequestId: string, write: OperationNodeSource, event: AuditEventKind, fromState: string | null | 'previous', changes: ConversionChanges | undefined, at: string) {
+  return {
+    subject: 'fx_conversion' as const,
+    subjectId: commitRequestId,
+    table: 'fx_conversions',
+    key: sql`changed.commit_request_id = ${commitRequestId}`,
+    write,
+    event,
+    fromState,
+    at,
+    errorCode: changes?.errorName ?? null,
+    institutionReference: sql`changed.commit_request_id`,
+    flags: true,
+  };
 }
