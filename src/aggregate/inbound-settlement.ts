@@ -148,6 +148,11 @@ export class InboundSettlement {
     return moved ?? this.reread(transfer.transferId);
   }
 
+  /** The same by id, without a record read first: undefined when the transfer was not in `from`. */
+  tryIntend(transferId: string, from: InboundTransferState, to: 'COMMITTING' | 'RELEASING', notifiedState: string): Promise<TransferRecord | undefined> {
+    return this.transition(transferId, [from], to, { notifiedState });
+  }
+
   /** Schedules the next attempt with capped exponential backoff; flags long-failing work. */
   async recordFailure(transfer: TransferRecord, error: unknown): Promise<void> {
     const failed = failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error);

@@ -200,6 +200,16 @@ export class IncomingPayments {
     const verdict = readNotification(body.currentState, body.finalNotification?.transferState);
     // Naming no state at all is not "not completed": nothing moves, the worker will ask the switch.
     if (verdict.kind === 'silent') throw new ConnectorError('MissingElement', 'currentState');
+    if (verdict.kind === 'commit') {
+      // The usual case, a reserved transfer the hub committed: the compare-and-set to COMMITTING
+      // answers what a read would, so it is tried first; anything else is read and handled below.
+      const committing = await this.deps.settlement.tryIntend(transferId, 'RESERVED', 'COMMITTING', verdict.notifiedState);
+      if (committing !== undefined) {
+        this.deps.logger.info({ transferId, state: 'RESERVED', notifiedState: verdict.notifiedState }, 'transfer notification');
+        await this.finishCommit(committing, verdict.notifiedState);
+        return;
+      }
+    }
     const transfer = await this.deps.store.findTransfer(transferId);
     if (transfer === undefined) throw new ConnectorError('TransferNotFound', `transfer ${transferId} is unknown`);
     if (verdict.kind === 'doubtful') {

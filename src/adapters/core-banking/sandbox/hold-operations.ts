@@ -2,9 +2,9 @@ import { sql, type Selectable } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { accountFromRow, adjustAccount, lockAccounts, minorOf, recordTransfer, saveAccount, type Account, type BookContext } from './ledger-book.js';
+import { accountFromRow, adjustAccount, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
 import { positiveMinor } from './ledger-amounts.js';
-import type { HoldState, HoldsTable } from './sandbox-schema.js';
+import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
 
 /**
  * Holds on the float for incoming transfers: reserve -> HELD, then commit -> CAPTURED or
@@ -35,15 +35,14 @@ interface Hold {
 
 export async function reserveHold(context: BookContext, request: HoldRequest): Promise<void> {
   const minor = positiveMinor(request.amount);
-  await lockReference(context, request.reference);
-  const existing = await findHold(context, request.reference);
-  if (existing !== undefined) return checkRepeatedReserve(existing, request, minor);
   // Read, not locked: a reservation changes nothing on the payee's account.
-  const payee = await readAccount(context, request.payeeAccountId);
+  const payee = await takeTurnReading(context, request.reference, request.payeeAccountId);
   if (payee === undefined || payee.kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
   if (payee.currency !== request.amount.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
   const floatId = await floatIdFor(context, request.amount.currency);
-  await context.trx
+  // The hold is written first; one already under this reference (a repeat, or a release that
+  // came first) is read instead. The reference's turn is ours, so nothing changes it meanwhile.
+  const inserted = await context.trx
     .insertInto('sandbox_holds')
     .values({
       reference: request.reference,
@@ -55,7 +54,13 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
       created_at: context.now,
       updated_at: context.now,
     })
-    .execute();
+    .onConflict((oc) => oc.column('reference').doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+    const existing = await findHold(context, request.reference);
+    assert(existing !== undefined, `sandbox: hold ${request.reference} neither inserted nor found`);
+    return checkRepeatedReserve(existing, request, minor);
+  }
   // Refused when the float's available balance is short; thrown inside the transaction, so the
   // hold inserted above is rolled back with it.
   if (!(await adjustAccount(context, floatId, { balance: 0n, held: minor }))) throw new ConnectorError('PayeeInsufficientLiquidity');
@@ -70,13 +75,11 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
   checkSameRequest(hold, request, minor);
   if (hold.state === 'CAPTURED') return;
   assert(hold.floatAccountId !== null && hold.currency !== null, `sandbox: held hold ${hold.reference} names no float`);
-  const payee = (await lockAccounts(context, [request.payeeAccountId])).get(request.payeeAccountId);
-  assert(payee !== undefined, `sandbox: payee account of hold ${hold.reference} vanished`);
-  refuseInactivePayee(payee.status);
-  await recordTransfer(context, `commit:${hold.reference}`, { accountId: hold.floatAccountId, currency: hold.currency }, payee, minor);
+  // The payee first (credited only while active; otherwise nothing of this transaction stays),
+  // then the postings and the hold, then the float, which every transfer touches, last.
+  refuseInactivePayee(await creditActiveAccount(context, request.payeeAccountId, minor));
+  await recordTransfer(context, `commit:${hold.reference}`, { accountId: hold.floatAccountId, currency: hold.currency }, { accountId: request.payeeAccountId, currency: hold.currency }, minor);
   await setHoldState(context, hold.reference, 'CAPTURED');
-  payee.balance += minor;
-  await saveAccount(context, payee);
   const moved = await adjustAccount(context, hold.floatAccountId, { balance: -minor, held: -minor });
   assert(moved, `sandbox: float ${hold.floatAccountId} does not hold ${minor} for ${hold.reference}`);
 }
@@ -119,8 +122,15 @@ export async function holdState(context: BookContext, reference: string): Promis
   return (await findHold(context, reference))?.state;
 }
 
-/** The float account's id for `currency`, read without a lock: an account's id and currency never change. */
+/**
+ * The float account's id for `currency`, read without a lock and remembered: an account's id,
+ * kind and currency never change once opened (the books only ever add accounts).
+ */
+const floatIds = new WeakMap<object, Map<string, string>>();
+
 async function floatIdFor(context: BookContext, currency: string): Promise<string> {
+  const known = floatIds.get(context.books)?.get(currency);
+  if (known !== undefined) return known;
   const row = await context.trx
     .selectFrom('sandbox_accounts')
     .select('account_id')
@@ -130,6 +140,9 @@ async function floatIdFor(context: BookContext, currency: string): Promise<strin
     .limit(1)
     .executeTakeFirst();
   if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+  const byCurrency = floatIds.get(context.books) ?? new Map<string, string>();
+  byCurrency.set(currency, row.account_id);
+  floatIds.set(context.books, byCurrency);
   return row.account_id;
 }
 
@@ -145,9 +158,21 @@ async function lockReference(context: BookContext, reference: string): Promise<v
 /** "hold" in ASCII, as a 32-bit key space for lockReference. */
 const HOLD_LOCK_SPACE = 0x686f6c64;
 
-async function readAccount(context: BookContext, accountId: string): Promise<Account | undefined> {
-  const row = await context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', '=', accountId).executeTakeFirst();
-  return row === undefined ? undefined : accountFromRow(row);
+/**
+ * Takes the reference's turn (lockReference) and reads an account, in one statement on
+ * PostgreSQL: the account is read from the statement's snapshot, which is enough for what never
+ * changes (its kind and currency).
+ */
+async function takeTurnReading(context: BookContext, reference: string, accountId: string): Promise<Account | undefined> {
+  if (!context.lockRows) {
+    const row = await context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+    return row === undefined ? undefined : accountFromRow(row);
+  }
+  const result = await sql<Selectable<AccountsTable> & { account_id: string | null }>`
+    select a.* from (select pg_advisory_xact_lock(${HOLD_LOCK_SPACE}::integer, hashtext(${reference}))) as turn
+    left join sandbox_accounts a on a.account_id = ${accountId}`.execute(context.trx);
+  const row = result.rows[0];
+  return row === undefined || row.account_id === null ? undefined : accountFromRow(row);
 }
 
 

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { AssertionFailed, assert } from '../../../domain/errors.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
 import type { AccountKind, AccountsTable, PostingKind, SandboxDb } from './sandbox-schema.js';
@@ -14,6 +14,8 @@ export interface BookContext {
   readonly lockRows: boolean;
   /** ISO timestamp of the operation. */
   readonly now: string;
+  /** Which books (the database they are kept in), for what may be remembered of them. */
+  readonly books: object;
 }
 
 export interface Account {
@@ -107,8 +109,24 @@ export async function saveAccount(context: BookContext, account: Account): Promi
  * Adds `delta` to an account's balance and held amount unless that would break the invariants
  * (held >= 0, balance >= held); answers whether it did. The account is locked (PostgreSQL) from
  * here to the commit: callers change the float, which every transfer touches, this way and last.
+ * On PostgreSQL it is one conditional UPDATE (the row lock taken by the write itself, the
+ * invariants in its WHERE, arbitrary-precision numeric arithmetic on the stored integers); on
+ * SQLite, whose write transaction is exclusive, a read and a write.
  */
 export async function adjustAccount(context: BookContext, accountId: string, delta: { readonly balance: bigint; readonly held: bigint }): Promise<boolean> {
+  if (context.lockRows) {
+    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
+    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
+    const result = await sql<{ account_id: string }>`
+      update sandbox_accounts set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
+      where account_id = ${accountId} and ${held} >= 0 and ${balance} >= ${held}
+      returning account_id`.execute(context.trx);
+    if (result.rows.length === 1) return true;
+    // Refused by the invariants, or no such account: tell them apart.
+    const exists = await context.trx.selectFrom('sandbox_accounts').select('account_id').where('account_id', '=', accountId).executeTakeFirst();
+    assert(exists !== undefined, `sandbox: account ${accountId} vanished`);
+    return false;
+  }
   const account = (await lockAccounts(context, [accountId])).get(accountId);
   assert(account !== undefined, `sandbox: account ${accountId} vanished`);
   const balance = account.balance + delta.balance;
@@ -118,6 +136,31 @@ export async function adjustAccount(context: BookContext, accountId: string, del
   account.held = held;
   await saveAccount(context, account);
   return true;
+}
+
+/**
+ * Credits `minor` to a customer account if it is active; answers the account's status (the
+ * credit was made only when it is `active`). On PostgreSQL one conditional UPDATE, which takes
+ * the row's lock and checks the status in the same statement; on SQLite a read and a write.
+ */
+export async function creditActiveAccount(context: BookContext, accountId: string, minor: bigint): Promise<AccountStatus> {
+  assert(minor > 0n, `sandbox: credit of ${minor} to ${accountId}`);
+  if (context.lockRows) {
+    const result = await sql<{ account_id: string }>`
+      update sandbox_accounts set balance = (balance::numeric + ${minor.toString()}::numeric)::text, updated_at = ${context.now}
+      where account_id = ${accountId} and status = 'active'
+      returning account_id`.execute(context.trx);
+    if (result.rows.length === 1) return 'active';
+    const row = await context.trx.selectFrom('sandbox_accounts').select('status').where('account_id', '=', accountId).executeTakeFirst();
+    assert(row !== undefined, `sandbox: account ${accountId} vanished`);
+    return accountStatusOf(row.status);
+  }
+  const account = (await lockAccounts(context, [accountId])).get(accountId);
+  assert(account !== undefined, `sandbox: account ${accountId} vanished`);
+  if (account.status !== 'active') return account.status;
+  account.balance += minor;
+  await saveAccount(context, account);
+  return 'active';
 }
 
 /**

@@ -82,7 +82,7 @@ export class SandboxLedger {
   /** Where a collection, refund or reservation stands, from stored state. */
   async transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
     // A read: it need not queue behind writes, and a reference's row answers on its own.
-    const context: BookContext = { trx: this.#database.reader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString() };
+    const context: BookContext = { trx: this.#database.reader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString(), books: this.#database };
     const debit = await debitState(context, reference);
     if (debit !== undefined) return debit;
     const hold = await holdState(context, reference);
@@ -255,7 +255,7 @@ export class SandboxLedger {
 
   #write<T>(work: (context: BookContext) => Promise<T>): Promise<T> {
     return this.#database.transaction<SandboxSchema, T>((trx) =>
-      work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString() }),
+      work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), books: this.#database }),
     );
   }
 }
