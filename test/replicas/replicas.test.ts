@@ -144,9 +144,13 @@ describe('two replicas on one PostgreSQL database', () => {
     expect(applied.map((row) => row.id)).toEqual([
       'audit-001-events',
       'connector-001-inbound',
+      'connector-002-audit-columns',
       'identifiers-001-registry',
       'identifiers-002-jobs',
+      'identifiers-003-audit-columns',
       'outgoing-001-payments',
+      'outgoing-002-audit-columns',
+      'outgoing-003-refund-reference',
       'sandbox-001-ledger',
       'sandbox-002-consent-withdrawals',
     ]);
