@@ -137,9 +137,22 @@ export class IncomingPayments {
 
   async receiveTransfer(body: TransferRequestBody): Promise<TransferResponse> {
     const hash = requestHash(body);
-    const existing = await this.deps.store.findTransfer(body.transferId);
-    if (existing !== undefined) return this.resumeTransfer(existing, hash);
+    // A new transfer is checked and inserted without a read of its id first: the insert answers
+    // whether it is known. A retry that no longer passes the checks (its quote expired since, the
+    // payee's account changed) is answered from its stored record, as it was the first time.
+    let inserted: TransferRecord;
+    try {
+      inserted = await this.checkAndInsertTransfer(body, hash);
+    } catch (error) {
+      const existing = await this.deps.store.findTransfer(body.transferId);
+      if (existing === undefined) throw error;
+      return this.resumeTransfer(existing, hash);
+    }
+    return this.resumeTransfer(inserted, hash);
+  }
 
+  /** The checks of a new transfer, then its insert; answers the stored record (a retry's, if it was known). */
+  private async checkAndInsertTransfer(body: TransferRequestBody, hash: string): Promise<TransferRecord> {
     const { settings } = this.deps;
     this.checkIdType(body.to.idType);
     checkPayerId(body.from);
@@ -171,7 +184,7 @@ export class IncomingPayments {
       payeeAccountId: party.accountId,
       createdAt: this.deps.clock.now().toISOString(),
     });
-    return this.resumeTransfer(inserted.record, hash);
+    return inserted.record;
   }
 
   /** Answers a transfer request from its stored record, finishing the reservation if needed. */
