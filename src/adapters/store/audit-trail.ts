@@ -35,20 +35,6 @@ export interface AuditEvent {
   readonly needsAttention: boolean;
 }
 
-/** What a store knows when it writes a change; the cause comes from the running scope. */
-export interface AuditEntry {
-  readonly subject: AuditSubject;
-  readonly subjectId: string;
-  readonly at: string;
-  readonly event: AuditEventKind;
-  readonly fromState: string | null;
-  readonly toState: string;
-  readonly attempt: number;
-  readonly institutionReference: string | null;
-  readonly errorCode: string | null;
-  readonly needsAttention: boolean;
-}
-
 interface AuditEventsTable {
   subject: string;
   subject_id: string;
