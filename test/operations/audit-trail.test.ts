@@ -5,7 +5,7 @@ import { refundReference } from '../../src/domain/outgoing-references.js';
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { channelDebit, initiate, sendMoneyBody, PAYER_MSISDN, type Body } from '../support/outgoing-bodies.js';
-import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -17,19 +17,11 @@ function steps(events: readonly AuditEvent[]): Array<[string, string | null, str
   return events.map((event) => [event.event, event.fromState, event.toState, event.cause, event.attempt, event.errorCode, event.needsAttention]);
 }
 
-async function reserved(amount = '100'): Promise<string> {
-  const payee = customerWith((c) => c.status === 'active');
-  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
-  const quote = await h.call('POST', '/quoterequests', quoteBody);
-  const body = transferRequest(quoteBody, quote.body as Body);
-  expect((await h.call('POST', '/transfers', body)).status).toBe(200);
-  return String(body['transferId']);
-}
 
 describe('audit trail', () => {
   it('records every transition of an incoming transfer, in order, with the cause and the institution reference', async () => {
     h = await startHarness();
-    const transferId = await reserved();
+    const transferId = await reserveIncoming(h, '100');
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(200);
     const history = await h.app.audit.history('incoming_transfer', transferId);
     expect(steps(history)).toEqual([
@@ -46,7 +38,7 @@ describe('audit trail', () => {
 
   it('records a failed attempt with its error code, and the recovery worker finishing it as recovery', async () => {
     h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
-    const transferId = await reserved('50');
+    const transferId = await reserveIncoming(h, '50');
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
     h.clock.advance(1_001);
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
@@ -69,7 +61,7 @@ describe('audit trail', () => {
 
   it('records an aborted transfer and a declined reservation with its error name', async () => {
     h = await startHarness();
-    const transferId = await reserved('30');
+    const transferId = await reserveIncoming(h, '30');
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).status).toBe(422);
     expect(steps(await h.app.audit.history('incoming_transfer', transferId))).toEqual([
       ['created', null, 'RECEIVED', 'request', 0, null, false],
@@ -129,7 +121,7 @@ describe('audit trail', () => {
 
   it('holds no personal data: no identifier, name or account of the payer or payee appears in any row', async () => {
     h = await startHarness();
-    const transferId = await reserved();
+    const transferId = await reserveIncoming(h, '100');
     await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
     const body = sendMoneyBody();
     await initiate(h, body);

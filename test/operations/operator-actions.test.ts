@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
-import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { notification } from '../support/backend-bodies.js';
 import { TEST_CHANNEL_API_KEY, TEST_OPERATOR_TOKENS } from '../support/harness.js';
 import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
-import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { balances, customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -22,15 +22,6 @@ async function confirmingPayment(): Promise<{ home: string; transferId: string }
   const transferId = String(terms['transferId']);
   expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(504);
   return { home, transferId };
-}
-
-async function reservedTransfer(amount: string): Promise<string> {
-  const payee = customerWith((c) => c.status === 'active');
-  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
-  const quote = await h.call('POST', '/quoterequests', quoteBody);
-  const body = transferRequest(quoteBody, quote.body as Body);
-  expect((await h.call('POST', '/transfers', body)).status).toBe(200);
-  return String(body['transferId']);
 }
 
 describe('operator actions', () => {
@@ -160,7 +151,7 @@ describe('operator actions', () => {
 
   it('resolve refuses an item the connector is still finishing (not flagged)', async () => {
     h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
-    const transferId = await reservedTransfer('40');
+    const transferId = await reserveIncoming(h, '40');
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
     expect(await h.callOperations('POST', `/operations/items/incoming_transfer/${transferId}/resolve`, { outcome: 'COMMITTED', reason: 'x', evidence: 'y' })).toEqual({
       status: 409,
@@ -174,7 +165,7 @@ describe('operator actions', () => {
       overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) },
     });
     const before = await balances(h);
-    const transferId = await reservedTransfer('60');
+    const transferId = await reserveIncoming(h, '60');
     expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
     // Not due for an hour.
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
@@ -201,10 +192,10 @@ describe('operator actions', () => {
 
   it('search finds items by state, id, time and attention; the detail carries the trail; bad filters are 400', async () => {
     h = await startHarness({ env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' }, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 5, kind: 'unavailable' }) } });
-    const stuck = await reservedTransfer('70');
+    const stuck = await reserveIncoming(h, '70');
     expect((await h.call('PUT', `/transfers/${stuck}`, notification('COMPLETED'))).status).toBe(503);
     h.clock.advance(60_000);
-    const other = await reservedTransfer('80');
+    const other = await reserveIncoming(h, '80');
     const list = async (query: string): Promise<string[]> => (((await h.callOperations('GET', `/operations/items${query}`)).body as { items: Body[] }).items ?? []).map((item) => String(item['id']));
     expect(await list('?attention=true')).toEqual([stuck]);
     expect(await list('?subject=incoming_transfer&state=RESERVED')).toEqual([other]);

@@ -8,10 +8,10 @@ import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { refundReference } from '../../src/domain/outgoing-references.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
-import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { notification } from '../support/backend-bodies.js';
 import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
-import { channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
-import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
+import { customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -27,11 +27,7 @@ afterAll(() => build?.remove());
 const payee = customerWith((c) => c.status === 'active');
 
 async function committed(amount: string): Promise<string> {
-  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
-  const quote = await h.call('POST', '/quoterequests', quoteBody);
-  const body = transferRequest(quoteBody, quote.body as Body);
-  expect((await h.call('POST', '/transfers', body)).status).toBe(200);
-  const transferId = String(body['transferId']);
+  const transferId = await reserveIncoming(h, amount);
   await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
   return transferId;
 }

@@ -1,4 +1,5 @@
 import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
+import { quoteRequest, transferRequest } from './backend-bodies.js';
 import { startHarness, type Harness } from './harness.js';
 
 export { startHarness, type Harness };
@@ -44,4 +45,18 @@ export async function balances(h: Harness): Promise<Balances> {
 
 export function accountOf(customer: DemoCustomer): string {
   return customer.accountId;
+}
+
+/**
+ * An incoming transfer to the first active demo customer, quoted and posted as the switch
+ * connector does; answers its transferId once the transfer answered 200 (RESERVED).
+ */
+export async function reserveIncoming(h: Harness, amount: string): Promise<string> {
+  const payee = customerWith((c) => c.status === 'active');
+  const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount });
+  const quote = await h.call('POST', '/quoterequests', quoteBody);
+  const body = transferRequest(quoteBody, quote.body as Record<string, unknown>);
+  const answer = await h.call('POST', '/transfers', body);
+  if (answer.status !== 200) throw new Error(`the transfer answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return String(body['transferId']);
 }
