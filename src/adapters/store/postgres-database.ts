@@ -97,8 +97,6 @@ export class PostgresDatabase implements SqlDatabase {
       const counts = this.#counts;
       (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         counts.statements += 1;
-        const text = typeof args[0] === 'string' ? args[0] : typeof args[0] === 'object' && args[0] !== null && 'text' in args[0] ? String(args[0].text) : '';
-        if (/^\s*commit\b/i.test(text)) counts.commits += 1;
         return query(...args);
       };
     });
@@ -116,17 +114,20 @@ export class PostgresDatabase implements SqlDatabase {
   async transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     this.#assertOpen();
     this.#counts.transactions += 1;
-    return this.#db
+    const result = await this.#db
       .transaction()
       .setIsolationLevel('read committed')
       .execute((trx) => work(trx as unknown as Kysely<S>));
+    this.#counts.commits += 1;
+    return result;
   }
 
   async autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
     this.#assertOpen();
     this.#counts.transactions += 1;
+    const result = await work(this.#db as unknown as Kysely<S>);
     this.#counts.commits += 1;
-    return work(this.#db as unknown as Kysely<S>);
+    return result;
   }
 
   /**
