@@ -153,6 +153,7 @@ describe('two replicas on one PostgreSQL database', () => {
       'outgoing-003-refund-reference',
       'sandbox-001-ledger',
       'sandbox-002-consent-withdrawals',
+      'sandbox-003-float-shards',
     ]);
     const report = await checkInvariants(d.reader, [], demoAccounts);
     expect(report.problems).toEqual([]);

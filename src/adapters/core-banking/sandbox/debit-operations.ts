@@ -1,7 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import { ConnectorError, ERROR_CATALOGUE, assert, type ErrorName } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
-import { lockAccounts, lockSystemAccount, minorOf, move, type Account, type BookContext } from './ledger-book.js';
+import { lockAccounts, minorOf, recordTransfer, saveAccount, type Account, type AccountRef, type BookContext } from './ledger-book.js';
+import { changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
 import { positiveMinor } from './ledger-amounts.js';
 import { debitRefusal, lockPayer, type Refusal } from './payer-lookup.js';
 import type { DebitKind, DebitState, DebitsTable } from './sandbox-schema.js';
@@ -15,8 +16,8 @@ import type { DebitKind, DebitState, DebitsTable } from './sandbox-schema.js';
  * Locking on PostgreSQL, as for holds (hold-operations.ts): operations on one reference take
  * turns on an advisory lock named by the reference (a refund also takes its original's, so two
  * refunds of one debit cannot both pass the "at most the original" check); then the customer's
- * account is locked, then the float, just before the money moves. Every ledger transaction
- * locks at most one customer account and then one system account, in that order.
+ * account is locked, then one shard of the float (ledger-float.ts), just before the money moves.
+ * Every ledger transaction locks at most one customer account and then the float's shards.
  */
 
 export interface CollectOrder {
@@ -54,7 +55,8 @@ interface Debit {
 export async function collectDebit(context: BookContext, order: CollectOrder): Promise<DebitOutcome> {
   const minor = positiveMinor(order.amount);
   await lockDebitReferences(context, [order.reference]);
-  await requireFloat(context, order.amount.currency);
+  // Refused early, before anything is recorded, in a currency the books have no float in.
+  const float = await floatOf(context, order.amount.currency);
   const existing = await findDebit(context, order.reference);
   if (existing !== undefined) {
     const same = existing.kind === 'collection' && existing.payerId === order.payerId && sameAmount(existing, order.amount, minor);
@@ -68,7 +70,7 @@ export async function collectDebit(context: BookContext, order: CollectOrder): P
   const state: DebitState = refusal !== undefined ? 'failed' : order.pending ? 'pending' : 'succeeded';
   const identity = { kind: 'collection' as const, reference: order.reference, payerId: order.payerId, accountId: payer?.accountId ?? null };
   await insertDebit(context, identity, order.amount.currency, minor, state, refusal, null);
-  if (state === 'succeeded' && payer !== undefined) await move(context, `collect:${order.reference}`, payer, await lockFloat(context, order.amount.currency), minor);
+  if (state === 'succeeded' && payer !== undefined) await payIntoFloat(context, order.reference, payer, float, minor);
   return refusal === undefined ? { state } : { state, refusal };
 }
 
@@ -87,14 +89,14 @@ export async function settlePendingCollection(context: BookContext, reference: s
   assert(payer !== undefined, `sandbox: payer account of ${reference} vanished`);
   const refusal = debitRefusal(payer, debit.currency, debit.minor);
   if (refusal !== undefined) return finishCollection(context, debit, refusal);
-  await move(context, `collect:${reference}`, payer, await lockFloat(context, debit.currency), debit.minor);
+  await payIntoFloat(context, reference, payer, await floatOf(context, debit.currency), debit.minor);
   return finishCollection(context, debit, undefined);
 }
 
 export async function refundDebit(context: BookContext, order: RefundOrder): Promise<void> {
   const minor = positiveMinor(order.amount);
   await lockDebitReferences(context, [order.reference, order.originalReference]);
-  await requireFloat(context, order.amount.currency);
+  const float = await floatOf(context, order.amount.currency);
   const existing = await findDebit(context, order.reference);
   if (existing !== undefined) {
     const same =
@@ -118,28 +120,29 @@ export async function refundDebit(context: BookContext, order: RefundOrder): Pro
   if (refunded + minor > original.minor) throw new ConnectorError('ModifiedRequest', 'refunds would exceed the original debit');
   const identity = { kind: 'refund' as const, reference: order.reference, payerId: order.payerId, accountId: original.accountId };
   await insertDebit(context, identity, order.amount.currency, minor, 'succeeded', undefined, original.reference);
-  const float = await lockFloat(context, order.amount.currency);
   // Thrown inside the transaction: the refund recorded above is rolled back, and a retry tries again.
-  if (float.balance - float.held < minor) throw new ConnectorError('PayeeInsufficientLiquidity', 'the float cannot pay this refund now');
+  if (!(await takeFromFloat(context, float.accountId, shardOf(order.reference), { balance: -minor, held: 0n }))) {
+    throw new ConnectorError('PayeeInsufficientLiquidity', 'the float cannot pay this refund now');
+  }
   // The customer's own money goes back whatever the account's status now is.
-  await move(context, `refund:${order.reference}`, float, lookup.payer, minor);
+  await recordTransfer(context, `refund:${order.reference}`, float, lookup.payer, minor);
+  lookup.payer.balance += minor;
+  await saveAccount(context, lookup.payer);
 }
 
 export async function debitState(context: BookContext, reference: string): Promise<DebitState | undefined> {
   return (await findDebit(context, reference))?.state;
 }
 
-/** The float of `currency`, locked (PostgreSQL): taken last, after any customer account. */
-async function lockFloat(context: BookContext, currency: string): Promise<Account> {
-  const float = await lockSystemAccount(context, 'float', currency);
-  if (float === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
-  return float;
-}
-
-/** Refuses early, before anything is recorded, a currency the books have no float in (read, not locked). */
-async function requireFloat(context: BookContext, currency: string): Promise<void> {
-  const row = await context.trx.selectFrom('sandbox_accounts').select('account_id').where('kind', '=', 'float').where('currency', '=', currency).limit(1).executeTakeFirst();
-  if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+/**
+ * Moves a collected amount from the payer (locked by the caller) into the float: the postings,
+ * the payer's balance, then the shard of the reference, the float's row being changed last.
+ */
+async function payIntoFloat(context: BookContext, reference: string, payer: Account, float: AccountRef, minor: bigint): Promise<void> {
+  await recordTransfer(context, `collect:${reference}`, payer, float, minor);
+  payer.balance -= minor;
+  await saveAccount(context, payer);
+  await changeShard(context, float.accountId, shardOf(reference), { balance: minor, held: 0n });
 }
 
 /**

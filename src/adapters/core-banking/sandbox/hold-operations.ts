@@ -2,7 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { accountFromRow, adjustAccount, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
+import { accountFromRow, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
+import { changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
 import { positiveMinor } from './ledger-amounts.js';
 import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
 
@@ -13,9 +14,9 @@ import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
  * Locking on PostgreSQL: operations on one reference take turns on a transaction-level advisory
  * lock named by the reference, so each sees the other's outcome, while operations on different
  * references never wait for each other there. Account rows are locked only to change them, as
- * late as possible: the payee (a commit), then the float, which every transfer touches, just
- * before the commit (adjustAccount). Every ledger transaction locks at most one customer account
- * and then one system account, in that order, so none can deadlock another.
+ * late as possible: the payee (a commit), then one shard of the float (ledger-float.ts) just
+ * before the commit. Every ledger transaction locks at most one customer account and then the
+ * float's shards, in that order, so none can deadlock another.
  */
 
 export interface HoldRequest {
@@ -28,6 +29,8 @@ interface Hold {
   readonly reference: string;
   readonly state: HoldState;
   readonly floatAccountId: string | null;
+  /** The float shard holding the amount (0 for holds older than the shards). */
+  readonly floatShard: number;
   readonly payeeAccountId: string | null;
   readonly currency: string | null;
   readonly minor: bigint;
@@ -39,7 +42,8 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
   const payee = await takeTurnReading(context, request.reference, request.payeeAccountId);
   if (payee === undefined || payee.kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
   if (payee.currency !== request.amount.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
-  const floatId = await floatIdFor(context, request.amount.currency);
+  const float = await floatOf(context, request.amount.currency);
+  const shard = shardOf(request.reference);
   // The hold is written first; one already under this reference (a repeat, or a release that
   // came first) is read instead. The reference's turn is ours, so nothing changes it meanwhile.
   const inserted = await context.trx
@@ -47,7 +51,8 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
     .values({
       reference: request.reference,
       state: 'HELD',
-      float_account_id: floatId,
+      float_account_id: float.accountId,
+      float_shard: shard,
       payee_account_id: payee.accountId,
       currency: payee.currency,
       amount: minor.toString(),
@@ -63,7 +68,7 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
   }
   // Refused when the float's available balance is short; thrown inside the transaction, so the
   // hold inserted above is rolled back with it.
-  if (!(await adjustAccount(context, floatId, { balance: 0n, held: minor }))) throw new ConnectorError('PayeeInsufficientLiquidity');
+  if (!(await takeFromFloat(context, float.accountId, shard, { balance: 0n, held: minor }))) throw new ConnectorError('PayeeInsufficientLiquidity');
 }
 
 export async function commitHold(context: BookContext, request: HoldRequest): Promise<void> {
@@ -80,8 +85,7 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
   refuseInactivePayee(await creditActiveAccount(context, request.payeeAccountId, minor));
   await recordTransfer(context, `commit:${hold.reference}`, { accountId: hold.floatAccountId, currency: hold.currency }, { accountId: request.payeeAccountId, currency: hold.currency }, minor);
   await setHoldState(context, hold.reference, 'CAPTURED');
-  const moved = await adjustAccount(context, hold.floatAccountId, { balance: -minor, held: -minor });
-  assert(moved, `sandbox: float ${hold.floatAccountId} does not hold ${minor} for ${hold.reference}`);
+  await changeShard(context, hold.floatAccountId, hold.floatShard, { balance: -minor, held: -minor });
 }
 
 /**
@@ -113,37 +117,12 @@ export async function releaseHold(context: BookContext, reference: string): Prom
   if (hold.state === 'CAPTURED') throw new ConnectorError('TransferStateConflict', 'the reservation was committed');
   assert(hold.floatAccountId !== null, `sandbox: held hold ${reference} names no float`);
   await setHoldState(context, reference, 'RELEASED');
-  const released = await adjustAccount(context, hold.floatAccountId, { balance: 0n, held: -hold.minor });
-  assert(released, `sandbox: float ${hold.floatAccountId} does not hold ${hold.minor} for ${reference}`);
+  await changeShard(context, hold.floatAccountId, hold.floatShard, { balance: 0n, held: -hold.minor });
 }
 
 /** Where a reservation stands, for transactionStatus. */
 export async function holdState(context: BookContext, reference: string): Promise<HoldState | undefined> {
   return (await findHold(context, reference))?.state;
-}
-
-/**
- * The float account's id for `currency`, read without a lock and remembered: an account's id,
- * kind and currency never change once opened (the books only ever add accounts).
- */
-const floatIds = new WeakMap<object, Map<string, string>>();
-
-async function floatIdFor(context: BookContext, currency: string): Promise<string> {
-  const known = floatIds.get(context.books)?.get(currency);
-  if (known !== undefined) return known;
-  const row = await context.trx
-    .selectFrom('sandbox_accounts')
-    .select('account_id')
-    .where('kind', '=', 'float')
-    .where('currency', '=', currency)
-    .orderBy('account_id')
-    .limit(1)
-    .executeTakeFirst();
-  if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
-  const byCurrency = floatIds.get(context.books) ?? new Map<string, string>();
-  byCurrency.set(currency, row.account_id);
-  floatIds.set(context.books, byCurrency);
-  return row.account_id;
 }
 
 /**
@@ -217,6 +196,7 @@ function holdFromRow(row: Selectable<HoldsTable>): Hold {
     reference: row.reference,
     state,
     floatAccountId: row.float_account_id,
+    floatShard: row.float_shard ?? 0,
     payeeAccountId: row.payee_account_id,
     currency: row.currency,
     minor: minorOf(row.amount),

@@ -35,9 +35,32 @@ export interface ConservationReport {
   readonly problems: readonly string[];
 }
 
+/**
+ * Every account with its figures: a float's are the sums of its shards (ledger-float.ts). One
+ * statement, so one consistent state.
+ */
 export async function readBalances(db: SandboxDb): Promise<AccountBalance[]> {
-  const rows = await db.selectFrom('sandbox_accounts').selectAll().orderBy('account_id').execute();
-  return rows.map(accountFromRow).map((account) => ({
+  const rows = await db
+    .selectFrom('sandbox_accounts as a')
+    .leftJoin('sandbox_float_shards as s', 's.account_id', 'a.account_id')
+    .selectAll('a')
+    .select(['s.shard', 's.balance as shard_balance', 's.held as shard_held'])
+    .orderBy('a.account_id')
+    .orderBy('s.shard')
+    .execute();
+  const accounts: Account[] = [];
+  for (const row of rows) {
+    let account = accounts.at(-1);
+    if (account?.accountId !== row.account_id) {
+      account = accountFromRow(row);
+      accounts.push(account);
+    }
+    if (row.shard_balance !== null && row.shard_held !== null) {
+      account.balance += minorOf(row.shard_balance);
+      account.held += minorOf(row.shard_held);
+    }
+  }
+  return accounts.map((account) => ({
     accountId: account.accountId,
     kind: account.kind,
     currency: account.currency,
@@ -51,14 +74,34 @@ export async function readBalances(db: SandboxDb): Promise<AccountBalance[]> {
 /**
  * Checks the books from the journal up: every account's balance equals the sum of its postings,
  * every TRANSFER movement sums to zero, the balances of a currency sum to what was funded, and
- * every account's held amount equals the sum of its HELD holds. Run inside one transaction, so
- * it sees one consistent state.
+ * every account's held amount equals the sum of its HELD holds. A float's figures are its own
+ * row's plus its shards'; each shard holds exactly its HELD holds and no more than its balance.
+ * Run inside one transaction, so it sees one consistent state.
  */
 export async function checkConservation(db: SandboxDb): Promise<ConservationReport> {
   const accounts = (await db.selectFrom('sandbox_accounts').selectAll().orderBy('account_id').execute()).map(accountFromRow);
+  const shards = await db.selectFrom('sandbox_float_shards').selectAll().orderBy('account_id').orderBy('shard').execute();
   const postings = await db.selectFrom('sandbox_postings').select(['movement_id', 'kind', 'account_id', 'amount']).execute();
-  const holds = await db.selectFrom('sandbox_holds').select(['float_account_id', 'amount']).where('state', '=', 'HELD').execute();
+  const holds = await db.selectFrom('sandbox_holds').select(['float_account_id', 'float_shard', 'amount']).where('state', '=', 'HELD').execute();
   const problems: string[] = [];
+  const byId = new Map(accounts.map((account) => [account.accountId, account]));
+  const heldByShard = new Map<string, bigint>();
+  for (const hold of holds) add(heldByShard, `${hold.float_account_id ?? '?'}#${hold.float_shard ?? 0}`, minorOf(hold.amount));
+  for (const row of shards) {
+    const balance = minorOf(row.balance);
+    const held = minorOf(row.held);
+    const name = `${row.account_id} shard ${row.shard}`;
+    const account = byId.get(row.account_id);
+    if (account === undefined) {
+      problems.push(`${name} belongs to no account`);
+      continue;
+    }
+    account.balance += balance;
+    account.held += held;
+    const holdsOnShard = heldByShard.get(`${row.account_id}#${row.shard}`) ?? 0n;
+    if (held !== holdsOnShard) problems.push(`${name}: held ${held} but its holds sum to ${holdsOnShard}`);
+    if (held < 0n || held > balance) problems.push(`${name}: held ${held} of balance ${balance}`);
+  }
   const posted = new Map<string, bigint>();
   const movements = new Map<string, bigint>();
   const funded = new Map<string, bigint>();

@@ -16,6 +16,11 @@ export interface BookContext {
   readonly now: string;
   /** Which books (the database they are kept in), for what may be remembered of them. */
   readonly books: object;
+  /**
+   * True in an operation's second run, after its float shard was found short: the float's
+   * shards are then locked together and spread again (ledger-float.ts, takeFromFloat).
+   */
+  readonly spreadFloat?: boolean;
 }
 
 export interface Account {
@@ -80,20 +85,6 @@ export async function lockAccounts(context: BookContext, accountIds: readonly st
   return new Map(rows.map((row) => [row.account_id, accountFromRow(row)]));
 }
 
-/** The one account of `kind` in `currency` (float or outgoing settlement), locked; undefined when none. */
-export async function lockSystemAccount(context: BookContext, kind: AccountKind, currency: string): Promise<Account | undefined> {
-  let query = context.trx
-    .selectFrom('sandbox_accounts')
-    .selectAll()
-    .where('kind', '=', kind)
-    .where('currency', '=', currency)
-    .orderBy('account_id')
-    .limit(1);
-  if (context.lockRows) query = query.forNoKeyUpdate();
-  const row = await query.executeTakeFirst();
-  return row === undefined ? undefined : accountFromRow(row);
-}
-
 /** Writes an account's balance and held amount back, checking the invariants first. */
 export async function saveAccount(context: BookContext, account: Account): Promise<void> {
   assert(account.held >= 0n, `sandbox: ${account.accountId} would hold a negative amount`);
@@ -103,39 +94,6 @@ export async function saveAccount(context: BookContext, account: Account): Promi
     .set({ balance: account.balance.toString(), held: account.held.toString(), updated_at: context.now })
     .where('account_id', '=', account.accountId)
     .execute();
-}
-
-/**
- * Adds `delta` to an account's balance and held amount unless that would break the invariants
- * (held >= 0, balance >= held); answers whether it did. The account is locked (PostgreSQL) from
- * here to the commit: callers change the float, which every transfer touches, this way and last.
- * On PostgreSQL it is one conditional UPDATE (the row lock taken by the write itself, the
- * invariants in its WHERE, arbitrary-precision numeric arithmetic on the stored integers); on
- * SQLite, whose write transaction is exclusive, a read and a write.
- */
-export async function adjustAccount(context: BookContext, accountId: string, delta: { readonly balance: bigint; readonly held: bigint }): Promise<boolean> {
-  if (context.lockRows) {
-    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
-    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
-    const result = await sql<{ account_id: string }>`
-      update sandbox_accounts set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
-      where account_id = ${accountId} and ${held} >= 0 and ${balance} >= ${held}
-      returning account_id`.execute(context.trx);
-    if (result.rows.length === 1) return true;
-    // Refused by the invariants, or no such account: tell them apart.
-    const exists = await context.trx.selectFrom('sandbox_accounts').select('account_id').where('account_id', '=', accountId).executeTakeFirst();
-    assert(exists !== undefined, `sandbox: account ${accountId} vanished`);
-    return false;
-  }
-  const account = (await lockAccounts(context, [accountId])).get(accountId);
-  assert(account !== undefined, `sandbox: account ${accountId} vanished`);
-  const balance = account.balance + delta.balance;
-  const held = account.held + delta.held;
-  if (held < 0n || balance < held) return false;
-  account.balance = balance;
-  account.held = held;
-  await saveAccount(context, account);
-  return true;
 }
 
 /**
@@ -164,24 +122,6 @@ export async function creditActiveAccount(context: BookContext, accountId: strin
 }
 
 /**
- * Moves `minor` from one account to another as a TRANSFER movement of two postings that sum
- * to zero, and saves both accounts. The caller has checked that the source may pay it.
- */
-export async function move(context: BookContext, movementId: string, from: Account, to: Account, minor: bigint): Promise<void> {
-  assert(minor > 0n, `sandbox: movement ${movementId} of ${minor}`);
-  assert(from.currency === to.currency, `sandbox: movement ${movementId} across currencies`);
-  assert(from.accountId !== to.accountId, `sandbox: movement ${movementId} to its own source`);
-  from.balance -= minor;
-  to.balance += minor;
-  await insertPostings(context, movementId, 'TRANSFER', [
-    { account: from, minor: -minor },
-    { account: to, minor },
-  ]);
-  await saveAccount(context, from);
-  await saveAccount(context, to);
-}
-
-/**
  * Records the postings of a TRANSFER of `minor` between two accounts without touching their
  * balances: for callers that save each account themselves, so as to lock the busiest one last.
  */
@@ -195,12 +135,20 @@ export async function recordTransfer(context: BookContext, movementId: string, f
   ]);
 }
 
-/** Credits an account from outside the books: the only movement that changes the total. */
+/**
+ * Credits a customer account from outside the books: the only movement that changes the total
+ * (a float is funded through ledger-float.ts, which spreads the amount over its shards).
+ */
 export async function fundAccount(context: BookContext, movementId: string, account: Account, minor: bigint): Promise<void> {
-  assert(minor > 0n, `sandbox: funding ${movementId} of ${minor}`);
+  await recordFunding(context, movementId, account, minor);
   account.balance += minor;
-  await insertPostings(context, movementId, 'FUNDING', [{ account, minor }]);
   await saveAccount(context, account);
+}
+
+/** The FUNDING posting of money entering the books, without touching any balance. */
+export async function recordFunding(context: BookContext, movementId: string, account: AccountRef, minor: bigint): Promise<void> {
+  assert(minor > 0n, `sandbox: funding ${movementId} of ${minor}`);
+  await insertPostings(context, movementId, 'FUNDING', [{ account, minor }]);
 }
 
 async function insertPostings(

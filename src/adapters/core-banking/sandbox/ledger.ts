@@ -10,8 +10,9 @@ import { commitHold, holdState, releaseHold, reserveHold } from './hold-operatio
 import { positiveMinor } from './ledger-amounts.js';
 import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
 import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
+import { ShardShort, fundFloat, openShards } from './ledger-float.js';
 import type { SandboxAccounts, SandboxCustomer } from './sandbox-accounts.js';
-import type { AccountKind, SandboxSchema } from './sandbox-schema.js';
+import type { AccountKind, SandboxDb, SandboxSchema } from './sandbox-schema.js';
 
 /** Key of the advisory lock taken while opening the books: "ccsandbx" read as a 64-bit integer. */
 const OPEN_BOOKS_LOCK_KEY = '7161694694750315128';
@@ -108,7 +109,7 @@ export class SandboxLedger {
       const account = await this.#accountIn(context, accountId, amount.currency);
       const movementId = `fund:${reference}`;
       const done = await context.trx.selectFrom('sandbox_postings').select(['account_id', 'amount']).where('movement_id', '=', movementId).executeTakeFirst();
-      if (done === undefined) return fundAccount(context, movementId, account, minor);
+      if (done === undefined) return account.kind === 'float' ? fundFloat(context, movementId, account, minor) : fundAccount(context, movementId, account, minor);
       if (done.account_id !== accountId || done.amount !== minor.toString()) throw new ConnectorError('ModifiedRequest', 'another funding under this reference');
     });
   }
@@ -243,7 +244,8 @@ export class SandboxLedger {
       .execute();
     const minor = toMinorUnits(balance, currency);
     const account: Account = { accountId, kind, currency, status, balance: 0n, held: 0n };
-    if (minor > 0n) await fundAccount(context, `open:${accountId}`, account, minor);
+    if (kind === 'float') await openShards(context, accountId);
+    if (minor > 0n) await (kind === 'float' ? fundFloat(context, `open:${accountId}`, account, minor) : fundAccount(context, `open:${accountId}`, account, minor));
   }
 
   async #accountIn(context: BookContext, accountId: string, currency: string): Promise<Account> {
@@ -253,11 +255,24 @@ export class SandboxLedger {
     return account;
   }
 
-  #write<T>(work: (context: BookContext) => Promise<T>): Promise<T> {
-    return this.#database.transaction<SandboxSchema, T>((trx) =>
-      work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), books: this.#database }),
-    );
+  /**
+   * Runs an operation as one transaction. When it finds its float shard short (ShardShort), the
+   * transaction is rolled back and the operation runs once more, spreading the float
+   * (ledger-float.ts): it is idempotent on its reference and nothing of the first run stayed.
+   */
+  async #write<T>(work: (context: BookContext) => Promise<T>): Promise<T> {
+    try {
+      return await this.#database.transaction<SandboxSchema, T>((trx) => work(this.#context(trx)));
+    } catch (error) {
+      if (!(error instanceof ShardShort)) throw error;
+      return this.#database.transaction<SandboxSchema, T>((trx) => work({ ...this.#context(trx), spreadFloat: true }));
+    }
   }
+
+  #context(trx: SandboxDb): BookContext {
+    return { trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), books: this.#database };
+  }
+
 }
 
 /** Turns a recorded refusal into the error it stands for; other outcomes are answered as they are. */

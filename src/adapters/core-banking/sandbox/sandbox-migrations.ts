@@ -1,4 +1,5 @@
 import type { Migration } from '../../store/sql-database.js';
+import { FLOAT_SHARDS } from './ledger-float.js';
 
 /** The sandbox ledger's tables; applied with the connector's own migrations, same database. */
 export const sandboxMigrations: readonly Migration[] = [
@@ -93,6 +94,51 @@ export const sandboxMigrations: readonly Migration[] = [
         .addColumn('withdrawn_at', 'varchar(30)', (c) => c.notNull())
         .addPrimaryKeyConstraint('sandbox_consent_withdrawals_pk', ['id_type', 'id_value', 'id_sub_value'])
         .execute();
+    },
+  },
+  {
+    id: 'sandbox-003-float-shards',
+    async up(db) {
+      // The float's figures move into shards (ledger-float.ts), so that transfers do not all
+      // change one row. Holds already open stay on shard 0, which takes the float's held amount;
+      // what was available is spread evenly, the remainder on shard 0. The float's own row then
+      // keeps 0 and 0. Books are only ever opened with whole minor units, so BigInt is exact.
+      await db.schema
+        .createTable('sandbox_float_shards')
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('shard', 'integer', (c) => c.notNull())
+        .addColumn('balance', 'varchar(64)', (c) => c.notNull())
+        .addColumn('held', 'varchar(64)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('sandbox_float_shards_pk', ['account_id', 'shard'])
+        .execute();
+      await db.schema.alterTable('sandbox_holds').addColumn('float_shard', 'integer').execute();
+      await db.updateTable('sandbox_holds').set({ float_shard: 0 }).where('float_account_id', 'is not', null).execute();
+      const floats: Array<{ account_id: string; balance: string; held: string }> = await db
+        .selectFrom('sandbox_accounts')
+        .select(['account_id', 'balance', 'held'])
+        .where('kind', '=', 'float')
+        .execute();
+      const now = new Date().toISOString();
+      for (const float of floats) {
+        const held = BigInt(float.held);
+        const available = BigInt(float.balance) - held;
+        const share = available / BigInt(FLOAT_SHARDS);
+        const remainder = available - share * BigInt(FLOAT_SHARDS);
+        await db
+          .insertInto('sandbox_float_shards')
+          .values(
+            Array.from({ length: FLOAT_SHARDS }, (_, shard) => ({
+              account_id: float.account_id,
+              shard,
+              balance: (shard === 0 ? held + share + remainder : share).toString(),
+              held: (shard === 0 ? held : 0n).toString(),
+              updated_at: now,
+            })),
+          )
+          .execute();
+        await db.updateTable('sandbox_accounts').set({ balance: '0', held: '0', updated_at: now }).where('account_id', '=', float.account_id).execute();
+      }
     },
   },
 ];

@@ -52,7 +52,21 @@ export interface HoldsTable {
   payee_account_id: string | null;
   currency: string | null;
   amount: string;
+  /** The float shard the amount is held on (ledger-float.ts); null for a tombstone. */
+  float_shard: number | null;
   created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A float's figures, kept in shards (ledger-float.ts): the float's balance and held amount are
+ * the sums over its shards; its own row in sandbox_accounts keeps 0 and 0.
+ */
+export interface FloatShardsTable {
+  account_id: string;
+  shard: number;
+  balance: string;
+  held: string;
   updated_at: string;
 }
 
@@ -94,6 +108,7 @@ export interface SandboxSchema {
   sandbox_accounts: AccountsTable;
   sandbox_customers: CustomersTable;
   sandbox_holds: HoldsTable;
+  sandbox_float_shards: FloatShardsTable;
   sandbox_debits: DebitsTable;
   sandbox_postings: PostingsTable;
   sandbox_consent_withdrawals: { id_type: string; id_value: string; id_sub_value: string; withdrawn_at: string };

@@ -1,0 +1,198 @@
+import { sql } from 'kysely';
+import { ConnectorError, assert } from '../../../domain/errors.js';
+import { minorOf, recordFunding, type AccountRef, type BookContext } from './ledger-book.js';
+
+/**
+ * The float kept in shards: a float's balance and held amount are the sums of its rows in
+ * `sandbox_float_shards`, so that transfers under different references change different rows
+ * and do not queue behind one another on PostgreSQL's row lock (with one float row, every
+ * reservation, commit, release, collection and refund of a currency waited for the one before
+ * it to commit). The journal is unchanged: postings name the float account, never a shard, so
+ * conservation (the float's balance equals its postings) holds for the sum of the shards.
+ *
+ * Each operation uses the shard its reference hashes to (shardOf); a hold records its shard, so
+ * its commit or release gives back exactly what that shard holds. A shard may not hold more
+ * than its balance (the float's own invariant, per shard). When the preferred shard alone
+ * cannot take a hold or a payment out, the operation is rolled back and runs again; that time
+ * it locks every shard of the float, in shard order, and spreads what the float has available
+ * again: the preferred shard gets what is needed, the rest is shared evenly. So a float is
+ * short only when the sum of its shards is short.
+ *
+ * Locks on PostgreSQL: an operation changes one shard, with one conditional UPDATE, as the
+ * last write of its transaction (after its reference's turn and any customer account); a
+ * second run locks every shard in shard order at that same point, holding no shard before.
+ * Two spreads, or a spread and a single-shard write, cannot deadlock.
+ */
+
+/** Shards of each float, numbered 0 to FLOAT_SHARDS - 1, created when the float is opened. */
+export const FLOAT_SHARDS = 8;
+
+/** Change of a shard's figures, in minor units. */
+export interface ShardDelta {
+  readonly balance: bigint;
+  readonly held: bigint;
+}
+
+interface Shard {
+  readonly shard: number;
+  readonly balance: bigint;
+  readonly held: bigint;
+}
+
+/** The shard a reference's operations use: FNV-1a of the reference, modulo FLOAT_SHARDS. */
+export function shardOf(reference: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < reference.length; index += 1) {
+    hash ^= reference.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % FLOAT_SHARDS;
+}
+
+/**
+ * The float account's id for `currency`, read without a lock and remembered: an account's id,
+ * kind and currency never change once opened (the books only ever add accounts).
+ * UnsupportedCurrency when the books have no float in it.
+ */
+const floatIds = new WeakMap<object, Map<string, string>>();
+
+export async function floatOf(context: BookContext, currency: string): Promise<AccountRef> {
+  const known = floatIds.get(context.books)?.get(currency);
+  if (known !== undefined) return { accountId: known, currency };
+  const row = await context.trx
+    .selectFrom('sandbox_accounts')
+    .select('account_id')
+    .where('kind', '=', 'float')
+    .where('currency', '=', currency)
+    .orderBy('account_id')
+    .limit(1)
+    .executeTakeFirst();
+  if (row === undefined) throw new ConnectorError('UnsupportedCurrency', `no float account in ${currency}`);
+  const byCurrency = floatIds.get(context.books) ?? new Map<string, string>();
+  byCurrency.set(currency, row.account_id);
+  floatIds.set(context.books, byCurrency);
+  return { accountId: row.account_id, currency };
+}
+
+/** Creates the shards of a newly opened float, all at zero. */
+export async function openShards(context: BookContext, floatId: string): Promise<void> {
+  await context.trx
+    .insertInto('sandbox_float_shards')
+    .values(Array.from({ length: FLOAT_SHARDS }, (_, shard) => ({ account_id: floatId, shard, balance: '0', held: '0', updated_at: context.now })))
+    .execute();
+}
+
+/**
+ * Changes one shard by a delta that its own figures must allow: the commit or release of what
+ * it holds, or a credit. Anything else means the books are broken.
+ */
+export async function changeShard(context: BookContext, floatId: string, shard: number, delta: ShardDelta): Promise<void> {
+  const changed = await tryShard(context, floatId, shard, delta);
+  assert(changed, `sandbox: float ${floatId} shard ${shard} refused a change of balance ${delta.balance}, held ${delta.held}`);
+}
+
+/**
+ * Thrown by takeFromFloat when the preferred shard alone is short. The ledger rolls the
+ * operation back and runs it again with `context.spreadFloat`. The spread is not done at once
+ * because on PostgreSQL an UPDATE that waited for a row and then found its condition false
+ * still holds that row's lock: locking every shard after it could deadlock with another spread.
+ */
+export class ShardShort extends Error {
+  constructor(floatId: string, shard: number) {
+    super(`sandbox: float ${floatId} shard ${shard} is short; the operation runs again and spreads the float`);
+  }
+}
+
+/**
+ * Applies a delta that lowers what the float has available (a hold: held up; a payment out:
+ * balance down) to the shard `preferred`. When that shard alone is short it throws ShardShort.
+ * In the operation's second run (`context.spreadFloat`) it locks every shard of the float in
+ * shard order, before touching any, and spreads what the float has available again: the
+ * preferred shard gets what is needed and an equal share of the rest, every other shard an
+ * equal share, the remainder stays on the preferred shard. Answers false, having changed
+ * nothing, when the float as a whole is short.
+ */
+export async function takeFromFloat(context: BookContext, floatId: string, preferred: number, delta: ShardDelta): Promise<boolean> {
+  if (context.spreadFloat !== true) {
+    if (await tryShard(context, floatId, preferred, delta)) return true;
+    throw new ShardShort(floatId, preferred);
+  }
+  const shards = await lockShards(context, floatId);
+  assert(shards.some((shard) => shard.shard === preferred), `sandbox: float ${floatId} has no shard ${preferred}`);
+  const need = delta.held - delta.balance;
+  const available = shards.reduce((total, shard) => total + (shard.balance - shard.held), 0n);
+  if (available < need) return false;
+  const rest = available - need;
+  const share = rest / BigInt(shards.length);
+  const remainder = rest - share * BigInt(shards.length);
+  for (const shard of shards) {
+    const held = shard.shard === preferred ? shard.held + delta.held : shard.held;
+    const balance = held + share + (shard.shard === preferred ? remainder : 0n);
+    if (balance !== shard.balance || held !== shard.held) await writeShard(context, floatId, shard.shard, balance, held);
+  }
+  return true;
+}
+
+/**
+ * Credits a float with money from outside the books (the opening balance, a funding): one
+ * FUNDING posting on the float account, the amount spread evenly over its shards.
+ */
+export async function fundFloat(context: BookContext, movementId: string, float: AccountRef, minor: bigint): Promise<void> {
+  await recordFunding(context, movementId, float, minor);
+  const shards = await lockShards(context, float.accountId);
+  assert(shards.length > 0, `sandbox: float ${float.accountId} has no shards`);
+  const share = minor / BigInt(shards.length);
+  const remainder = minor - share * BigInt(shards.length);
+  for (const shard of shards) {
+    const credit = share + (shard.shard === 0 ? remainder : 0n);
+    if (credit > 0n) await writeShard(context, float.accountId, shard.shard, shard.balance + credit, shard.held);
+  }
+}
+
+/**
+ * Adds `delta` to a shard unless that would break its invariants (held >= 0, balance >= held);
+ * answers whether it did. On PostgreSQL one conditional UPDATE (the row lock taken by the write
+ * itself, numeric arithmetic on the stored integers); on SQLite, whose write transaction is
+ * exclusive, a read and a write.
+ */
+async function tryShard(context: BookContext, floatId: string, shard: number, delta: ShardDelta): Promise<boolean> {
+  if (context.lockRows) {
+    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
+    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
+    const result = await sql<{ shard: number }>`
+      update sandbox_float_shards set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
+      where account_id = ${floatId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
+      returning shard`.execute(context.trx);
+    return result.rows.length === 1;
+  }
+  const row = await context.trx
+    .selectFrom('sandbox_float_shards')
+    .select(['balance', 'held'])
+    .where('account_id', '=', floatId)
+    .where('shard', '=', shard)
+    .executeTakeFirst();
+  if (row === undefined) return false;
+  const balance = minorOf(row.balance) + delta.balance;
+  const held = minorOf(row.held) + delta.held;
+  if (held < 0n || balance < held) return false;
+  await writeShard(context, floatId, shard, balance, held);
+  return true;
+}
+
+/** Every shard of a float, locked on PostgreSQL in shard order (the order every rebalance takes). */
+async function lockShards(context: BookContext, floatId: string): Promise<Shard[]> {
+  let query = context.trx.selectFrom('sandbox_float_shards').select(['shard', 'balance', 'held']).where('account_id', '=', floatId).orderBy('shard');
+  if (context.lockRows) query = query.forNoKeyUpdate();
+  const rows = await query.execute();
+  return rows.map((row) => ({ shard: row.shard, balance: minorOf(row.balance), held: minorOf(row.held) }));
+}
+
+async function writeShard(context: BookContext, floatId: string, shard: number, balance: bigint, held: bigint): Promise<void> {
+  assert(held >= 0n && balance >= held, `sandbox: float ${floatId} shard ${shard} would hold ${held} of ${balance}`);
+  await context.trx
+    .updateTable('sandbox_float_shards')
+    .set({ balance: balance.toString(), held: held.toString(), updated_at: context.now })
+    .where('account_id', '=', floatId)
+    .where('shard', '=', shard)
+    .execute();
+}
