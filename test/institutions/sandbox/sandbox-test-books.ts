@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PostgresDatabase } from '../../../src/adapters/store/postgres-database.js';
+import type { SqlDatabase } from '../../../src/adapters/store/sql-database.js';
 import { SqliteDatabase } from '../../../src/adapters/store/sqlite-database.js';
+import { createTestDatabase } from '../../support/postgres.js';
 import { SandboxLedger } from '../../../src/adapters/core-banking/sandbox/ledger.js';
 import type { SandboxAccounts } from '../../../src/adapters/core-banking/sandbox/sandbox-accounts.js';
 import { sandboxMigrations } from '../../../src/adapters/core-banking/sandbox/sandbox-migrations.js';
@@ -29,8 +32,7 @@ export const TEST_ACCOUNTS: SandboxAccounts = {
 };
 
 export interface TestBooks {
-  readonly path: string;
-  readonly database: SqliteDatabase;
+  readonly database: SqlDatabase;
   readonly ledger: SandboxLedger;
   close(): Promise<void>;
 }
@@ -43,7 +45,6 @@ export async function openTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, c
   const ledger = new SandboxLedger(database, clock);
   await seedSandbox(ledger, accounts);
   return {
-    path,
     database,
     ledger,
     async close() {
@@ -52,6 +53,29 @@ export async function openTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, c
     },
   };
 }
+
+/** The same books in a fresh PostgreSQL database of their own, dropped on close. */
+export async function openPostgresTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, clock?: () => Date): Promise<TestBooks> {
+  const testDatabase = await createTestDatabase();
+  const database = new PostgresDatabase({ url: testDatabase.url, poolMax: 12 });
+  await database.migrate(sandboxMigrations);
+  const ledger = new SandboxLedger(database, clock);
+  await seedSandbox(ledger, accounts);
+  return {
+    database,
+    ledger,
+    async close() {
+      await database.close();
+      await testDatabase.drop();
+    },
+  };
+}
+
+/** Both databases the sandbox keeps its books in, for describe.each. */
+export const BOOK_STORES = [
+  ['SQLite', openTestBooks],
+  ['PostgreSQL', openPostgresTestBooks],
+] as const;
 
 /** Balance and held amount of one account, as decimal strings. */
 export async function figuresOf(ledger: SandboxLedger, accountId: string): Promise<{ balance: string; held: string }> {

@@ -2,8 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { accountFromRow, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
-import { changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
+import { accountFromRow, accountStatusOf, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
+import { ShardShort, changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
 import { positiveMinor } from './ledger-amounts.js';
 import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
 
@@ -74,7 +74,7 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
 export async function commitHold(context: BookContext, request: HoldRequest): Promise<void> {
   const minor = positiveMinor(request.amount);
   await lockReference(context, request.reference);
-  const hold = await findHold(context, request.reference);
+  const hold = await findHold(context, request.reference, { lock: true });
   if (hold === undefined) throw new ConnectorError('TransferNotFound', 'no reservation under this reference');
   if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the reservation was released');
   checkSameRequest(hold, request, minor);
@@ -88,6 +88,129 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
   await changeShard(context, hold.floatAccountId, hold.floatShard, { balance: -minor, held: -minor });
 }
 
+/** How a reservation in one statement ended (PostgreSQL; reserveHoldAtOnce). */
+export type AtOnceReserve = 'reserved' | 'in-transaction';
+
+/**
+ * The reservation as one autocommitted statement on PostgreSQL: one round trip instead of a
+ * transaction of five. The hold is inserted first (ON CONFLICT DO NOTHING: the hold's primary
+ * key, not the reference's turn, decides between two reservations of one reference), then its
+ * shard is changed under the shard's own invariants. A hold whose shard is short would be left
+ * without its amount held, so the statement then fails on purpose and nothing of it stays.
+ *
+ * Answers 'reserved', or 'in-transaction' for the ledger to finish the reservation in a
+ * transaction (a hold committed by another transaction after this statement's snapshot is read
+ * there). Throws ShardShort when the shard is short, for the ledger to spread the float in that
+ * transaction. Repeats and refusals are answered here as reserveHold answers them.
+ */
+export async function reserveHoldAtOnce(context: BookContext, request: HoldRequest): Promise<AtOnceReserve> {
+  const minor = positiveMinor(request.amount).toString();
+  const currency = request.amount.currency;
+  const float = await floatOf(context, currency);
+  const shard = shardOf(request.reference);
+  let result;
+  try {
+    result = await sql<Selectable<HoldsTable> & { payee_kind: string | null; payee_currency: string | null; inserted: number; guard: number | null }>`
+      with payee as (
+        select kind, currency from sandbox_accounts where account_id = ${request.payeeAccountId}
+      ), hold as (
+        insert into sandbox_holds (reference, state, float_account_id, float_shard, payee_account_id, currency, amount, created_at, updated_at)
+        select ${request.reference}, 'HELD', ${float.accountId}, ${shard}, ${request.payeeAccountId}, ${currency}, ${minor}, ${context.now}, ${context.now}
+        where exists (select 1 from payee where kind = 'customer' and currency = ${currency})
+        on conflict (reference) do nothing
+        returning reference
+      ), taken as (
+        update sandbox_float_shards set held = (held::numeric + ${minor}::numeric)::text, updated_at = ${context.now}
+        where account_id = ${float.accountId} and shard = ${shard} and exists (select 1 from hold)
+          and balance::numeric >= held::numeric + ${minor}::numeric
+        returning shard
+      )
+      select
+        (select kind from payee) as payee_kind,
+        (select currency from payee) as payee_currency,
+        (select count(*) from hold)::integer as inserted,
+        cast(case when exists (select 1 from hold) and not exists (select 1 from taken) then ${SHARD_SHORT} end as integer) as guard,
+        h.*
+      from (select 1) as one left join sandbox_holds h on h.reference = ${request.reference}`.execute(context.trx);
+  } catch (error) {
+    if (error instanceof Error && error.message.includes(SHARD_SHORT)) throw new ShardShort(float.accountId, shard);
+    throw error;
+  }
+  const row = result.rows[0];
+  assert(row !== undefined, 'sandbox: the reservation statement answered no row');
+  if (row.payee_kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
+  if (row.payee_currency !== currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${String(row.payee_currency)}`);
+  if (row.inserted === 1) return 'reserved';
+  if (row.reference === null) return 'in-transaction';
+  checkRepeatedReserve(holdFromRow(row), request, BigInt(minor));
+  return 'reserved';
+}
+
+/** Text that makes reserveHoldAtOnce's statement fail when the hold's shard is short. */
+const SHARD_SHORT = 'sandbox float shard short';
+
+/**
+ * The commit as one autocommitted statement on PostgreSQL: one round trip instead of a
+ * transaction of eight. The hold's row is locked (FOR UPDATE) for the statement, which is how
+ * a commit and a release of one reference take turns here; the payee is credited only while
+ * the hold is HELD under the same terms and the account is active; the postings, the hold's
+ * state and its shard follow the credit. Should any of them not follow it, the statement fails
+ * on purpose and nothing of it stays. Answers as commitHold does.
+ */
+export async function commitHoldAtOnce(context: BookContext, request: HoldRequest): Promise<void> {
+  const minor = positiveMinor(request.amount);
+  const currency = request.amount.currency;
+  const movementId = `commit:${request.reference}`;
+  const result = await sql<Selectable<HoldsTable> & { payee_status: string | null; credited: number; guard: number | null }>`
+    with h as (
+      select * from sandbox_holds where reference = ${request.reference} for update
+    ), credit as (
+      update sandbox_accounts set balance = (balance::numeric + ${minor.toString()}::numeric)::text, updated_at = ${context.now}
+      where account_id = ${request.payeeAccountId} and status = 'active'
+        and exists (select 1 from h where state = 'HELD' and amount = ${minor.toString()} and currency = ${currency} and payee_account_id = ${request.payeeAccountId})
+      returning account_id
+    ), postings as (
+      insert into sandbox_postings (movement_id, leg, kind, account_id, currency, amount, created_at)
+      select ${movementId}, 0, 'TRANSFER', h.float_account_id, ${currency}, ${(-minor).toString()}, ${context.now} from h, credit
+      union all
+      select ${movementId}, 1, 'TRANSFER', ${request.payeeAccountId}, ${currency}, ${minor.toString()}, ${context.now} from credit
+      returning leg
+    ), captured as (
+      update sandbox_holds set state = 'CAPTURED', updated_at = ${context.now}
+      where reference = ${request.reference} and exists (select 1 from credit)
+      returning reference
+    ), released_from as (
+      update sandbox_float_shards s
+      set balance = (s.balance::numeric - ${minor.toString()}::numeric)::text, held = (s.held::numeric - ${minor.toString()}::numeric)::text, updated_at = ${context.now}
+      from h
+      where s.account_id = h.float_account_id and s.shard = coalesce(h.float_shard, 0) and exists (select 1 from credit)
+        and s.held::numeric >= ${minor.toString()}::numeric
+      returning s.shard
+    )
+    select
+      (select status from sandbox_accounts where account_id = ${request.payeeAccountId}) as payee_status,
+      (select count(*) from credit)::integer as credited,
+      cast(case when exists (select 1 from credit)
+        and ((select count(*) from postings) <> 2 or (select count(*) from captured) <> 1 or (select count(*) from released_from) <> 1)
+        then ${COMMIT_BROKEN} end as integer) as guard,
+      h.*
+    from (select 1) as one left join h on true`.execute(context.trx);
+  const row = result.rows[0];
+  assert(row !== undefined, 'sandbox: the commit statement answered no row');
+  if (row.reference === null) throw new ConnectorError('TransferNotFound', 'no reservation under this reference');
+  const hold = holdFromRow(row);
+  if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the reservation was released');
+  checkSameRequest(hold, request, minor);
+  if (hold.state === 'CAPTURED' || row.credited === 1) return;
+  assert(row.payee_status !== null, `sandbox: payee account ${request.payeeAccountId} vanished`);
+  const status = accountStatusOf(row.payee_status);
+  assert(status !== 'active', `sandbox: commit of ${request.reference} credited nothing to an active payee`);
+  refuseInactivePayee(status);
+}
+
+/** Text that makes commitHoldAtOnce's statement fail when a leg did not follow the credit. */
+const COMMIT_BROKEN = 'sandbox commit could not book every leg';
+
 /**
  * Releases a hold. When there is no hold at all, a RELEASED tombstone of amount 0 is recorded:
  * an abort can overtake its own reservation (the switch times the transfer out while our
@@ -96,9 +219,10 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
  */
 export async function releaseHold(context: BookContext, reference: string): Promise<void> {
   await lockReference(context, reference);
-  const hold = await findHold(context, reference);
+  // Locked (PostgreSQL): a commit in one statement (commitHoldAtOnce) takes turns on this row.
+  let hold = await findHold(context, reference, { lock: true });
   if (hold === undefined) {
-    await context.trx
+    const tombstone = await context.trx
       .insertInto('sandbox_holds')
       .values({
         reference,
@@ -110,8 +234,13 @@ export async function releaseHold(context: BookContext, reference: string): Prom
         created_at: context.now,
         updated_at: context.now,
       })
-      .execute();
-    return;
+      .onConflict((oc) => oc.column('reference').doNothing())
+      .executeTakeFirst();
+    if (Number(tombstone.numInsertedOrUpdatedRows ?? 0n) === 1) return;
+    // A reservation in one statement (reserveHoldAtOnce), which does not take the reference's
+    // turn, inserted its hold meanwhile: release that one.
+    hold = await findHold(context, reference, { lock: true });
+    assert(hold !== undefined, `sandbox: hold ${reference} neither inserted nor found`);
   }
   if (hold.state === 'RELEASED') return;
   if (hold.state === 'CAPTURED') throw new ConnectorError('TransferStateConflict', 'the reservation was committed');
@@ -178,8 +307,10 @@ function refuseInactivePayee(status: AccountStatus): void {
   }
 }
 
-async function findHold(context: BookContext, reference: string): Promise<Hold | undefined> {
-  const row = await context.trx.selectFrom('sandbox_holds').selectAll().where('reference', '=', reference).executeTakeFirst();
+async function findHold(context: BookContext, reference: string, options: { readonly lock?: boolean } = {}): Promise<Hold | undefined> {
+  let query = context.trx.selectFrom('sandbox_holds').selectAll().where('reference', '=', reference);
+  if (options.lock === true && context.lockRows) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
   return row === undefined ? undefined : holdFromRow(row);
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { SandboxLedger } from './ledger.js';
-import { TEST_ACCOUNTS, figuresOf, openTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
+import { BOOK_STORES, TEST_ACCOUNTS, figuresOf, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 
 const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
 const PAYER = '260971000102';
@@ -10,13 +10,6 @@ const FLOAT = 'float-zmw';
 
 let books: TestBooks;
 let ledger: SandboxLedger;
-beforeEach(async () => {
-  books = await openTestBooks();
-  ledger = books.ledger;
-});
-afterEach(async () => {
-  await books.close();
-});
 
 async function expectError(promise: Promise<unknown>, name: ErrorName, message?: string): Promise<void> {
   const error: unknown = await promise.then(
@@ -37,175 +30,187 @@ async function expectConserved(): Promise<void> {
   });
 }
 
-describe('collect, bank flow (immediate debit)', () => {
-  it('debits the payer into the float once per reference', async () => {
-    expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
-    expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '174.5', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025.5', held: '0' });
-    expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
-    await expectConserved();
-  });
-
-  it('finds the payer by account id or by an identifier of any type', async () => {
-    await ledger.collect('c-1', 'acc-payer', zmw('1'));
-    await ledger.collect('c-2', '4000123', zmw('2'));
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '199', held: '0' });
-    expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '53', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1003', held: '0' });
-    await expectConserved();
-  });
-
-  it('refuses short funds and inactive accounts, records the refusal and answers a retry the same', async () => {
-    await expectError(ledger.collect('c-1', PAYER, zmw('200.01')), 'PayerInsufficientFunds');
-    await expectError(ledger.collect('c-1', PAYER, zmw('200.01')), 'PayerInsufficientFunds');
-    await expectError(ledger.collect('c-2', '260971000103', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is barred');
-    await expectError(ledger.collect('c-3', '260971000104', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is blocked');
-    await expectError(ledger.collect('c-4', '260971000105', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is closed');
-    await expectError(ledger.collect('c-5', '260971999999', zmw('1')), 'PartyNotFound');
-    await expectError(ledger.collect('c-6', 'float-zmw', zmw('1')), 'PartyNotFound');
-    for (const reference of ['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']) expect(await ledger.transactionStatus(reference)).toBe('failed');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
-    await expectConserved();
-  });
-
-  it('answers ModifiedRequest for the same reference with another amount or payer', async () => {
-    await ledger.collect('c-1', PAYER, zmw('10'));
-    await expectError(ledger.collect('c-1', PAYER, zmw('11')), 'ModifiedRequest');
-    await expectError(ledger.collect('c-1', 'acc-shop', zmw('10')), 'ModifiedRequest');
-    await expectError(ledger.collect('c-1', PAYER, { amount: '10', currency: 'USD' }), 'UnsupportedCurrency');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '190', held: '0' });
-    await expectConserved();
-  });
-
-  it('debits once when the same collection arrives ten times at once', async () => {
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => ledger.collect('c-1', PAYER, zmw('20'))));
-    expect(outcomes).toEqual(Array.from({ length: 10 }, () => ({ state: 'succeeded' })));
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '180', held: '0' });
-    await expectConserved();
-  });
-
-  it('refuses a payerId that names two customers rather than guess', async () => {
-    await books.close();
-    books = await openTestBooks({
-      ...TEST_ACCOUNTS,
-      customers: [
-        ...TEST_ACCOUNTS.customers,
-        { accountId: 'acc-twin', idType: 'ALIAS', idValue: PAYER, firstName: 'Other', lastName: 'Person', status: 'active', balance: '5' },
-      ],
-    });
-    ledger = books.ledger;
-    await expectError(ledger.collect('c-1', PAYER, zmw('1')), 'PayerRejected', 'Payer rejected the payment: payerId names several customers');
-    await ledger.collect('c-2', 'acc-twin', zmw('1'));
-    expect(await figuresOf(ledger, 'acc-twin')).toEqual({ balance: '4', held: '0' });
-  });
-});
-
-describe('collect, mobile-operator flow (pending until the customer answers)', () => {
-  it('moves no money until approved, then exactly once', async () => {
-    expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'pending' });
-    expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'pending' });
-    expect(await ledger.transactionStatus('c-1')).toBe('pending');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
-    expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
-    expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
-    expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'succeeded' });
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
-    await expectError(ledger.settleCollection('c-1', false), 'TransferStateConflict');
-    await expectConserved();
-  });
-
-  it('a declined prompt fails and moves nothing; approving it later conflicts', async () => {
-    await ledger.collect('c-1', PAYER, zmw('25'), { pending: true });
-    expect(await ledger.settleCollection('c-1', false)).toEqual({
-      state: 'failed',
-      refusal: { errorName: 'PayerRejected', detail: 'the customer declined the payment prompt' },
-    });
-    expect(await ledger.transactionStatus('c-1')).toBe('failed');
-    await expectError(ledger.settleCollection('c-1', true), 'TransferStateConflict');
-    await expectError(ledger.collect('c-1', PAYER, zmw('25'), { pending: true }), 'PayerRejected');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    await expectConserved();
-  });
-
-  it('checks the funds when the customer approves, not when prompted', async () => {
-    expect(await ledger.collect('c-1', PAYER, zmw('300'), { pending: true })).toEqual({ state: 'pending' });
-    expect(await ledger.settleCollection('c-1', true)).toEqual({
-      state: 'failed',
-      refusal: { errorName: 'PayerInsufficientFunds', detail: 'the balance is too low' },
-    });
-    await expectError(ledger.collect('c-2', '260971000103', zmw('1'), { pending: true }), 'PayerRejected');
-    await expectError(ledger.settleCollection('c-unknown', true), 'TransferNotFound');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    await expectConserved();
-  });
-});
-
-describe('refund', () => {
+// The same cases on both databases: SQLite runs each operation as a transaction of several
+// statements, PostgreSQL reserves and commits in one statement each (hold-operations.ts).
+describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
   beforeEach(async () => {
-    await ledger.collect('c-1', PAYER, zmw('30'));
+    books = await openTestBooks();
+    ledger = books.ledger;
+  });
+  afterEach(async () => {
+    await books.close();
   });
 
-  it('pays the payer back from the float, once per reference', async () => {
-    await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
-    await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
-    expect(await ledger.transactionStatus('r-1')).toBe('succeeded');
-    await expectConserved();
+  describe('collect, bank flow (immediate debit)', () => {
+    it('debits the payer into the float once per reference', async () => {
+      expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
+      expect(await ledger.collect('c-1', PAYER, zmw('25.5'))).toEqual({ state: 'succeeded' });
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '174.5', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025.5', held: '0' });
+      expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
+      await expectConserved();
+    });
+
+    it('finds the payer by account id or by an identifier of any type', async () => {
+      await ledger.collect('c-1', 'acc-payer', zmw('1'));
+      await ledger.collect('c-2', '4000123', zmw('2'));
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '199', held: '0' });
+      expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '53', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1003', held: '0' });
+      await expectConserved();
+    });
+
+    it('refuses short funds and inactive accounts, records the refusal and answers a retry the same', async () => {
+      await expectError(ledger.collect('c-1', PAYER, zmw('200.01')), 'PayerInsufficientFunds');
+      await expectError(ledger.collect('c-1', PAYER, zmw('200.01')), 'PayerInsufficientFunds');
+      await expectError(ledger.collect('c-2', '260971000103', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is barred');
+      await expectError(ledger.collect('c-3', '260971000104', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is blocked');
+      await expectError(ledger.collect('c-4', '260971000105', zmw('1')), 'PayerRejected', 'Payer rejected the payment: the account is closed');
+      await expectError(ledger.collect('c-5', '260971999999', zmw('1')), 'PartyNotFound');
+      await expectError(ledger.collect('c-6', 'float-zmw', zmw('1')), 'PartyNotFound');
+      for (const reference of ['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']) expect(await ledger.transactionStatus(reference)).toBe('failed');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
+      await expectConserved();
+    });
+
+    it('answers ModifiedRequest for the same reference with another amount or payer', async () => {
+      await ledger.collect('c-1', PAYER, zmw('10'));
+      await expectError(ledger.collect('c-1', PAYER, zmw('11')), 'ModifiedRequest');
+      await expectError(ledger.collect('c-1', 'acc-shop', zmw('10')), 'ModifiedRequest');
+      await expectError(ledger.collect('c-1', PAYER, { amount: '10', currency: 'USD' }), 'UnsupportedCurrency');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '190', held: '0' });
+      await expectConserved();
+    });
+
+    it('debits once when the same collection arrives ten times at once', async () => {
+      const outcomes = await Promise.all(Array.from({ length: 10 }, () => ledger.collect('c-1', PAYER, zmw('20'))));
+      expect(outcomes).toEqual(Array.from({ length: 10 }, () => ({ state: 'succeeded' })));
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '180', held: '0' });
+      await expectConserved();
+    });
+
+    it('refuses a payerId that names two customers rather than guess', async () => {
+      await books.close();
+      books = await openTestBooks({
+        ...TEST_ACCOUNTS,
+        customers: [
+          ...TEST_ACCOUNTS.customers,
+          { accountId: 'acc-twin', idType: 'ALIAS', idValue: PAYER, firstName: 'Other', lastName: 'Person', status: 'active', balance: '5' },
+        ],
+      });
+      ledger = books.ledger;
+      await expectError(ledger.collect('c-1', PAYER, zmw('1')), 'PayerRejected', 'Payer rejected the payment: payerId names several customers');
+      await ledger.collect('c-2', 'acc-twin', zmw('1'));
+      expect(await figuresOf(ledger, 'acc-twin')).toEqual({ balance: '4', held: '0' });
+    });
   });
 
-  it('never pays back more than the original debit, in one refund or several', async () => {
-    await expectError(ledger.refund('r-1', 'c-1', zmw('30.01'), PAYER), 'ModifiedRequest');
-    await ledger.refund('r-2', 'c-1', zmw('20'), PAYER);
-    await expectError(ledger.refund('r-3', 'c-1', zmw('10.01'), PAYER), 'ModifiedRequest');
-    await ledger.refund('r-4', 'c-1', zmw('10'), 'acc-payer');
-    expect(await ledger.transactionStatus('r-1')).toBe('not-found');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
-    await expectConserved();
+  describe('collect, mobile-operator flow (pending until the customer answers)', () => {
+    it('moves no money until approved, then exactly once', async () => {
+      expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'pending' });
+      expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'pending' });
+      expect(await ledger.transactionStatus('c-1')).toBe('pending');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
+      expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
+      expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
+      expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'succeeded' });
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
+      await expectError(ledger.settleCollection('c-1', false), 'TransferStateConflict');
+      await expectConserved();
+    });
+
+    it('a declined prompt fails and moves nothing; approving it later conflicts', async () => {
+      await ledger.collect('c-1', PAYER, zmw('25'), { pending: true });
+      expect(await ledger.settleCollection('c-1', false)).toEqual({
+        state: 'failed',
+        refusal: { errorName: 'PayerRejected', detail: 'the customer declined the payment prompt' },
+      });
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      await expectError(ledger.settleCollection('c-1', true), 'TransferStateConflict');
+      await expectError(ledger.collect('c-1', PAYER, zmw('25'), { pending: true }), 'PayerRejected');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      await expectConserved();
+    });
+
+    it('checks the funds when the customer approves, not when prompted', async () => {
+      expect(await ledger.collect('c-1', PAYER, zmw('300'), { pending: true })).toEqual({ state: 'pending' });
+      expect(await ledger.settleCollection('c-1', true)).toEqual({
+        state: 'failed',
+        refusal: { errorName: 'PayerInsufficientFunds', detail: 'the balance is too low' },
+      });
+      await expectError(ledger.collect('c-2', '260971000103', zmw('1'), { pending: true }), 'PayerRejected');
+      await expectError(ledger.settleCollection('c-unknown', true), 'TransferNotFound');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      await expectConserved();
+    });
   });
 
-  it('refuses a changed repeat, another payer, an unknown or failed original', async () => {
-    await ledger.refund('r-1', 'c-1', zmw('5'), PAYER);
-    await expectError(ledger.refund('r-1', 'c-1', zmw('6'), PAYER), 'ModifiedRequest');
-    await expectError(ledger.refund('c-1', 'c-1', zmw('5'), PAYER), 'ModifiedRequest');
-    await expectError(ledger.refund('r-2', 'c-1', zmw('5'), '4000123'), 'ModifiedRequest');
-    await expectError(ledger.refund('r-3', 'c-none', zmw('5'), PAYER), 'TransferNotFound');
-    await expectError(ledger.refund('r-4', 'r-1', zmw('5'), PAYER), 'TransferNotFound');
-    await expectError(ledger.collect('c-2', PAYER, zmw('999')), 'PayerInsufficientFunds');
-    await expectError(ledger.refund('r-5', 'c-2', zmw('5'), PAYER), 'TransferStateConflict');
-    await ledger.collect('c-3', PAYER, zmw('5'), { pending: true });
-    await expectError(ledger.refund('r-6', 'c-3', zmw('5'), PAYER), 'TransferStateConflict');
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
-    await expectConserved();
+  describe('refund', () => {
+    beforeEach(async () => {
+      await ledger.collect('c-1', PAYER, zmw('30'));
+    });
+
+    it('pays the payer back from the float, once per reference', async () => {
+      await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
+      await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
+      expect(await ledger.transactionStatus('r-1')).toBe('succeeded');
+      await expectConserved();
+    });
+
+    it('never pays back more than the original debit, in one refund or several', async () => {
+      await expectError(ledger.refund('r-1', 'c-1', zmw('30.01'), PAYER), 'ModifiedRequest');
+      await ledger.refund('r-2', 'c-1', zmw('20'), PAYER);
+      await expectError(ledger.refund('r-3', 'c-1', zmw('10.01'), PAYER), 'ModifiedRequest');
+      await ledger.refund('r-4', 'c-1', zmw('10'), 'acc-payer');
+      expect(await ledger.transactionStatus('r-1')).toBe('not-found');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
+      await expectConserved();
+    });
+
+    it('refuses a changed repeat, another payer, an unknown or failed original', async () => {
+      await ledger.refund('r-1', 'c-1', zmw('5'), PAYER);
+      await expectError(ledger.refund('r-1', 'c-1', zmw('6'), PAYER), 'ModifiedRequest');
+      await expectError(ledger.refund('c-1', 'c-1', zmw('5'), PAYER), 'ModifiedRequest');
+      await expectError(ledger.refund('r-2', 'c-1', zmw('5'), '4000123'), 'ModifiedRequest');
+      await expectError(ledger.refund('r-3', 'c-none', zmw('5'), PAYER), 'TransferNotFound');
+      await expectError(ledger.refund('r-4', 'r-1', zmw('5'), PAYER), 'TransferNotFound');
+      await expectError(ledger.collect('c-2', PAYER, zmw('999')), 'PayerInsufficientFunds');
+      await expectError(ledger.refund('r-5', 'c-2', zmw('5'), PAYER), 'TransferStateConflict');
+      await ledger.collect('c-3', PAYER, zmw('5'), { pending: true });
+      await expectError(ledger.refund('r-6', 'c-3', zmw('5'), PAYER), 'TransferStateConflict');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1025', held: '0' });
+      await expectConserved();
+    });
+
+    it('waits for the float when its available balance cannot pay the refund: nothing recorded, a retry pays', async () => {
+      // The float holds 1030; reserving all of it for a payee leaves nothing available.
+      await ledger.reserve('h-1', zmw('1030'), 'acc-payee');
+      await expectError(ledger.refund('r-1', 'c-1', zmw('30'), PAYER), 'PayeeInsufficientLiquidity', 'Payee FSP insufficient liquidity: the float cannot pay this refund now');
+      expect(await ledger.transactionStatus('r-1')).toBe('not-found');
+      await ledger.release('h-1');
+      await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
+      await expectConserved();
+    });
+
+    it('refunds once when the same refund arrives ten times at once', async () => {
+      await Promise.all(Array.from({ length: 10 }, () => ledger.refund('r-1', 'c-1', zmw('30'), PAYER)));
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      await expectConserved();
+    });
   });
 
-  it('waits for the float when its available balance cannot pay the refund: nothing recorded, a retry pays', async () => {
-    // The float holds 1030; reserving all of it for a payee leaves nothing available.
-    await ledger.reserve('h-1', zmw('1030'), 'acc-payee');
-    await expectError(ledger.refund('r-1', 'c-1', zmw('30'), PAYER), 'PayeeInsufficientLiquidity', 'Payee FSP insufficient liquidity: the float cannot pay this refund now');
-    expect(await ledger.transactionStatus('r-1')).toBe('not-found');
-    await ledger.release('h-1');
-    await ledger.refund('r-1', 'c-1', zmw('30'), PAYER);
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
-    await expectConserved();
-  });
-
-  it('refunds once when the same refund arrives ten times at once', async () => {
-    await Promise.all(Array.from({ length: 10 }, () => ledger.refund('r-1', 'c-1', zmw('30'), PAYER)));
-    expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
-    await expectConserved();
-  });
-});
-
-describe('transactionStatus', () => {
-  it('answers not-found for a reference never seen', async () => {
-    expect(await ledger.transactionStatus('never')).toBe('not-found');
+  describe('transactionStatus', () => {
+    it('answers not-found for a reference never seen', async () => {
+      expect(await ledger.transactionStatus('never')).toBe('not-found');
+    });
   });
 });

@@ -240,6 +240,32 @@ describe('opening the shards of books kept before them (migration sandbox-003)',
 });
 
 describe('the float in shards on PostgreSQL, under load', () => {
+  it('reserves and commits in one statement each, and spreads a short shard in a transaction', async () => {
+    open = await postgresBooks();
+    const { database, ledger } = open;
+    // The first operation reads the float's id once; later ones remember it.
+    await ledger.reserve('warm-up', zmw('1'), 'acc-payee');
+    const work = () => database.work();
+    const spent = (before: ReturnType<typeof work>) => {
+      const after = work();
+      return { statements: after.statements - before.statements, transactions: after.transactions - before.transactions, commits: after.commits - before.commits };
+    };
+    let before = work();
+    await ledger.reserve('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', zmw('100'), 'acc-payee');
+    expect(spent(before)).toEqual({ statements: 1, transactions: 1, commits: 1 });
+    before = work();
+    await ledger.commit('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', zmw('100'), 'acc-payee');
+    expect(spent(before)).toEqual({ statements: 1, transactions: 1, commits: 1 });
+    // 600 does not fit in shard 6 (125 - its share of the warm-up): the statement fails on
+    // purpose, then one transaction locks the 8 shards and rewrites them (BEGIN, the turn and
+    // payee, the hold, the shards read, 8 writes, COMMIT).
+    before = work();
+    await ledger.reserve('01JDV6M3AZ6XK1B0SPZ8Q4W2RB', zmw('600'), 'acc-payee');
+    expect(spent(before)).toEqual({ statements: 14, transactions: 2, commits: 1 });
+    expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '900', held: '601' });
+    await expectConserved(ledger, '1335', '601');
+  });
+
   it('lets holds that spread the float race single-shard commits, releases and refunds: none deadlocks, no cent is lost', async () => {
     open = await postgresBooks();
     const { ledger } = open;

@@ -6,7 +6,7 @@ import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/mone
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { findCustomer, insertCustomer, listCustomers } from './customer-records.js';
 import { collectDebit, debitState, refundDebit, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
-import { commitHold, holdState, releaseHold, reserveHold } from './hold-operations.js';
+import { commitHold, commitHoldAtOnce, holdState, releaseHold, reserveHold, reserveHoldAtOnce, type AtOnceReserve } from './hold-operations.js';
 import { positiveMinor } from './ledger-amounts.js';
 import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
 import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
@@ -43,14 +43,32 @@ export class SandboxLedger {
     this.#clock = clock;
   }
 
-  /** Holds `amount` of the float of its currency for a payee. */
-  reserve(reference: string, amount: Money, payeeAccountId: string): Promise<void> {
-    return this.#write((context) => reserveHold(context, { reference, amount, payeeAccountId }));
+  /**
+   * Holds `amount` of the float of its currency for a payee. On PostgreSQL one statement
+   * (reserveHoldAtOnce), finished in a transaction when its shard is short or another
+   * transaction's hold under the reference was committed after the statement began.
+   */
+  async reserve(reference: string, amount: Money, payeeAccountId: string): Promise<void> {
+    const request = { reference, amount, payeeAccountId };
+    if (this.#database.dialect === 'postgres') {
+      let outcome: AtOnceReserve;
+      try {
+        outcome = await this.#database.autocommit<SandboxSchema, AtOnceReserve>((db) => reserveHoldAtOnce(this.#context(db), request));
+      } catch (error) {
+        if (!(error instanceof ShardShort)) throw error;
+        return this.#write((context) => reserveHold(context, request), { spreadFloat: true });
+      }
+      if (outcome === 'reserved') return;
+      return this.#write((context) => reserveHold(context, request));
+    }
+    return this.#write((context) => reserveHold(context, request));
   }
 
-  /** Moves the amount held under `reference` from the float to the payee. */
+  /** Moves the amount held under `reference` from the float to the payee (on PostgreSQL in one statement). */
   commit(reference: string, amount: Money, payeeAccountId: string): Promise<void> {
-    return this.#write((context) => commitHold(context, { reference, amount, payeeAccountId }));
+    const request = { reference, amount, payeeAccountId };
+    if (this.#database.dialect === 'postgres') return this.#database.autocommit<SandboxSchema, void>((db) => commitHoldAtOnce(this.#context(db), request));
+    return this.#write((context) => commitHold(context, request));
   }
 
   /** Gives the amount held under `reference` back to the float. */
@@ -259,10 +277,11 @@ export class SandboxLedger {
    * Runs an operation as one transaction. When it finds its float shard short (ShardShort), the
    * transaction is rolled back and the operation runs once more, spreading the float
    * (ledger-float.ts): it is idempotent on its reference and nothing of the first run stayed.
+   * With `spreadFloat` the first run spreads already.
    */
-  async #write<T>(work: (context: BookContext) => Promise<T>): Promise<T> {
+  async #write<T>(work: (context: BookContext) => Promise<T>, options: { readonly spreadFloat?: boolean } = {}): Promise<T> {
     try {
-      return await this.#database.transaction<SandboxSchema, T>((trx) => work(this.#context(trx)));
+      return await this.#database.transaction<SandboxSchema, T>((trx) => work({ ...this.#context(trx), spreadFloat: options.spreadFloat === true }));
     } catch (error) {
       if (!(error instanceof ShardShort)) throw error;
       return this.#database.transaction<SandboxSchema, T>((trx) => work({ ...this.#context(trx), spreadFloat: true }));
