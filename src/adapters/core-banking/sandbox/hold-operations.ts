@@ -9,14 +9,17 @@ import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
 
 /**
  * Holds on the float for incoming transfers: reserve -> HELD, then commit -> CAPTURED or
- * release -> RELEASED. Each function is the body of one transaction.
+ * release -> RELEASED.
  *
- * Locking on PostgreSQL: operations on one reference take turns on a transaction-level advisory
- * lock named by the reference, so each sees the other's outcome, while operations on different
- * references never wait for each other there. Account rows are locked only to change them, as
- * late as possible: the payee (a commit), then one shard of the float (ledger-float.ts) just
- * before the commit. Every ledger transaction locks at most one customer account and then the
- * float's shards, in that order, so none can deadlock another.
+ * On SQLite each function is the body of one transaction (the write transaction is exclusive).
+ * On PostgreSQL a reservation and a commit are one statement each (reserveHoldAtOnce,
+ * commitHoldAtOnce): the hold's primary key decides between two reservations of one reference,
+ * and the hold's row lock makes a commit and a release take turns. The transactional reserveHold
+ * finishes a reservation the statement could not (a short shard, a hold committed meanwhile),
+ * taking the reference's advisory lock as releaseHold does. Account rows are locked only to
+ * change them, as late as possible: the payee (a commit), then one shard of the float
+ * (ledger-float.ts). Locks are always taken in the order reference, hold, customer account,
+ * shards, so no transaction deadlocks another.
  */
 
 export interface HoldRequest {
