@@ -1,15 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test/support/postgres.js';
-import { TEST_ACCOUNTS, figuresOf, openTestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
+import { BOOK_STORES, figuresOf, openPostgresTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
 import { ConnectorError } from '../../../domain/errors.js';
-import { PostgresDatabase } from '../../store/postgres-database.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { SqliteDatabase } from '../../store/sqlite-database.js';
 import { FLOAT_SHARDS, shardOf } from './ledger-float.js';
 import { SandboxLedger } from './ledger.js';
 import { sandboxMigrations } from './sandbox-migrations.js';
 import type { SandboxSchema } from './sandbox-schema.js';
-import { seedSandbox } from './seed.js';
 
 /**
  * The float kept in shards (ledger-float.ts), on both databases: SQLite changes a shard with a
@@ -19,34 +16,7 @@ import { seedSandbox } from './seed.js';
 
 const zmw = (amount: string) => ({ amount, currency: 'ZMW' });
 
-interface Books {
-  readonly database: SqlDatabase;
-  readonly ledger: SandboxLedger;
-  close(): Promise<void>;
-}
-
-async function sqliteBooks(): Promise<Books> {
-  const books = await openTestBooks();
-  return { database: books.database, ledger: books.ledger, close: () => books.close() };
-}
-
-async function postgresBooks(): Promise<Books> {
-  const testDatabase = await createTestDatabase();
-  const database = new PostgresDatabase({ url: testDatabase.url, poolMax: 12 });
-  await database.migrate(sandboxMigrations);
-  const ledger = new SandboxLedger(database);
-  await seedSandbox(ledger, TEST_ACCOUNTS);
-  return {
-    database,
-    ledger,
-    async close() {
-      await database.close();
-      await testDatabase.drop();
-    },
-  };
-}
-
-let open: Books | undefined;
+let open: TestBooks | undefined;
 afterEach(async () => {
   await open?.close();
   open = undefined;
@@ -86,10 +56,7 @@ describe('shardOf', () => {
   });
 });
 
-describe.each([
-  ['SQLite', sqliteBooks],
-  ['PostgreSQL', postgresBooks],
-])('the float in shards on %s', (_name, openBooks) => {
+describe.each(BOOK_STORES)('the float in shards on %s', (_name, openBooks) => {
   it('opens the float as eight equal shards whose sum is its balance, its own row at zero', async () => {
     open = await openBooks();
     expect(await shards(open.database)).toEqual(expected(['12500', '0']));
@@ -241,7 +208,7 @@ describe('opening the shards of books kept before them (migration sandbox-003)',
 
 describe('the float in shards on PostgreSQL, under load', () => {
   it('reserves and commits in one statement each, and spreads a short shard in a transaction', async () => {
-    open = await postgresBooks();
+    open = await openPostgresTestBooks();
     const { database, ledger } = open;
     // The first operation reads the float's id once; later ones remember it.
     await ledger.reserve('warm-up', zmw('1'), 'acc-payee');
@@ -267,7 +234,7 @@ describe('the float in shards on PostgreSQL, under load', () => {
   });
 
   it('lets holds that spread the float race single-shard commits, releases and refunds: none deadlocks, no cent is lost', async () => {
-    open = await postgresBooks();
+    open = await openPostgresTestBooks();
     const { ledger } = open;
     // Forty holds of 30 against 1000: shards of 125 run short after four each, so most of
     // these spread the float while others commit or release on single shards.
