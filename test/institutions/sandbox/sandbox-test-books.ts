@@ -39,25 +39,17 @@ export interface TestBooks {
 
 export async function openTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, clock?: () => Date): Promise<TestBooks> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-ledger-'));
-  const path = join(dir, 'books.sqlite');
-  const database = new SqliteDatabase(path);
-  await database.migrate(sandboxMigrations);
-  const ledger = new SandboxLedger(database, clock);
-  await seedSandbox(ledger, accounts);
-  return {
-    database,
-    ledger,
-    async close() {
-      await database.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return booksIn(new SqliteDatabase(join(dir, 'books.sqlite')), accounts, clock, async () => rmSync(dir, { recursive: true, force: true }));
 }
 
 /** The same books in a fresh PostgreSQL database of their own, dropped on close. */
 export async function openPostgresTestBooks(accounts: SandboxAccounts = TEST_ACCOUNTS, clock?: () => Date): Promise<TestBooks> {
   const testDatabase = await createTestDatabase();
-  const database = new PostgresDatabase({ url: testDatabase.url, poolMax: 12 });
+  return booksIn(new PostgresDatabase({ url: testDatabase.url, poolMax: 12 }), accounts, clock, () => testDatabase.drop());
+}
+
+/** Migrates and seeds the books in `database`; closing closes it, then removes what held it. */
+async function booksIn(database: SqlDatabase, accounts: SandboxAccounts, clock: (() => Date) | undefined, remove: () => Promise<void>): Promise<TestBooks> {
   await database.migrate(sandboxMigrations);
   const ledger = new SandboxLedger(database, clock);
   await seedSandbox(ledger, accounts);
@@ -66,7 +58,7 @@ export async function openPostgresTestBooks(accounts: SandboxAccounts = TEST_ACC
     ledger,
     async close() {
       await database.close();
-      await testDatabase.drop();
+      await remove();
     },
   };
 }
