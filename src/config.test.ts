@@ -10,7 +10,7 @@ describe('loadConfig', () => {
     expect(config.expirationMs).toBe(3_600_000);
     expect(config.incomingPort).toBe(3003);
     expect(config.outgoingPort).toBe(3004);
-    expect(config.store).toEqual({ kind: 'sqlite', location: './data/connector.db', poolMax: 10 });
+    expect(config.store).toEqual({ kind: 'sqlite', location: './data/connector.db', poolMax: 10, preparedStatements: true });
     expect(config.apiType).toBe('fspiop');
     expect(config.coreBanking.adapter).toBe('sandbox');
     expect(config.sdkBaseUrl).toBe('http://localhost:4001');
@@ -32,8 +32,16 @@ describe('loadConfig', () => {
     expect(config.supportedIdType).toBe('ACCOUNT_ID');
     expect(config.expirationMs).toBe(1_800_000);
     expect(config.sdkBaseUrl).toBe('http://sdk:4001');
-    expect(config.store).toEqual({ kind: 'postgres', location: 'postgres://u:p@db:5432/cc', poolMax: 10 });
+    expect(config.store).toEqual({ kind: 'postgres', location: 'postgres://u:p@db:5432/cc', poolMax: 10, preparedStatements: true });
     expect(config.iso.requiredPayerKeys).toEqual(['CdtTrfTxInf.Dbtr.Nm', 'CdtTrfTxInf.DbtrAcct.Id.Othr.Id']);
+  });
+
+  it('runs PostgreSQL statements unprepared when DATABASE_PREPARED_STATEMENTS is off, and refuses any other word', () => {
+    const off = loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_PREPARED_STATEMENTS: 'off' });
+    expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: false });
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'no' })).toThrow(
+      'DATABASE_PREPARED_STATEMENTS: "no" is not one of on, off',
+    );
   });
 
   it('lists every problem at once', () => {

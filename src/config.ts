@@ -19,6 +19,8 @@ export interface StoreConfig {
   /** SQLite: the file path. PostgreSQL: the connection URL. */
   readonly location: string;
   readonly poolMax: number;
+  /** PostgreSQL: parameterised statements run as named prepared statements (default true). */
+  readonly preparedStatements?: boolean | undefined;
 }
 
 /** FX provider mode (CONNECTOR_MODE=fxp), src/fxp/. */
@@ -375,13 +377,14 @@ function readCoreBanking(name: string, env: Env, problems: string[]): AdapterOpt
 function readStore(read: Reader, problems: string[]): StoreConfig {
   const url = read.string('DATABASE_URL', './data/connector.db');
   const poolMax = read.integer('DATABASE_POOL_MAX', 10, 1, 1000);
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax };
+  const preparedStatements = read.oneOf('DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on';
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements };
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
   if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
     problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);
   }
   if (path === '') problems.push('DATABASE_URL: empty SQLite path');
-  return { kind: 'sqlite', location: path, poolMax };
+  return { kind: 'sqlite', location: path, poolMax, preparedStatements };
 }
 
 /** Reads settings and collects problems instead of stopping at the first. */

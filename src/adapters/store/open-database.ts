@@ -26,7 +26,8 @@ export async function openDatabase(config: StoreConfig, logger?: Logger): Promis
 
 async function openPostgres(config: StoreConfig, logger: Logger | undefined): Promise<SqlDatabase> {
   const where = redactUrl(config.location);
-  const database = new PostgresDatabase({ url: config.location, poolMax: config.poolMax, logger });
+  const preparedStatements = config.preparedStatements !== false;
+  const database = new PostgresDatabase({ url: config.location, poolMax: config.poolMax, preparedStatements, logger });
   try {
     await database.health();
   } catch (error) {
@@ -34,7 +35,10 @@ async function openPostgres(config: StoreConfig, logger: Logger | undefined): Pr
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`PostgreSQL at ${where} is not usable: ${reason}`, { cause: error });
   }
-  logger?.info({ store: 'postgres', database: where, poolMax: config.poolMax }, 'database opened');
+  logger?.info(
+    { store: 'postgres', database: where, poolMax: config.poolMax, preparedStatements },
+    'database opened',
+  );
   return database;
 }
 

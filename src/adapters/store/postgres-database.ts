@@ -3,6 +3,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
+import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
 import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
@@ -28,6 +29,14 @@ export interface PostgresDatabaseOptions {
   readonly migrationLockWaitMs?: number | undefined;
   /** Receives failures of idle pooled connections (server restart, terminated session). */
   readonly logger?: Logger | undefined;
+  /**
+   * Parameterised statements run as named prepared statements (default true): each connection
+   * parses and plans them once. Off for a pooler that does not keep a session per client (for
+   * example PgBouncer in transaction mode without prepared-statement support).
+   */
+  readonly preparedStatements?: boolean | undefined;
+  /** Limits on which statements get a name (see postgres-statements.ts). */
+  readonly statementNaming?: StatementNamingOptions | undefined;
 }
 
 export const POSTGRES_DEFAULTS = {
@@ -89,16 +98,19 @@ export class PostgresDatabase implements SqlDatabase {
       if (logger === undefined) process.stderr.write(`idle PostgreSQL connection failed: ${JSON.stringify(bindings)}\n`);
       else logger.warn(bindings, 'idle PostgreSQL connection failed; the pool replaces it');
     });
+    const names = options.preparedStatements === false ? undefined : new StatementNames(options.statementNaming);
     pool.on('connect', (client) => {
       this.#connections.add(client);
       client.once('end', () => this.#connections.delete(client));
-      // Every query of the client is one round trip (pg sends parse, bind and execute together).
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      // Every query of the client is one round trip (pg sends parse, bind and execute together),
+      // counted below the naming so that a DEALLOCATE or a retry it sends is counted too.
+      const sent = client.query.bind(client) as (...args: unknown[]) => unknown;
       const counts = this.#counts;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const counted = (...args: unknown[]): unknown => {
         counts.statements += 1;
-        return query(...args);
+        return sent(...args);
       };
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = names === undefined ? counted : preparingQuery(counted, names);
     });
     this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
   }
