@@ -84,13 +84,25 @@ export class IncomingPayments {
   }
 
   async quote(body: QuoteRequestBody): Promise<QuoteResponseBody> {
+    const hash = requestHash(body);
+    // As for transfers, a new quote is checked and inserted without a read of its id first: the
+    // insert answers whether it is known. A retry that no longer passes the checks (the payee's
+    // account closed since) is answered from its stored record, as it was the first time.
+    try {
+      return await this.checkAndInsertQuote(body, hash);
+    } catch (error) {
+      const existing = await this.deps.store.findQuote(body.quoteId);
+      if (existing === undefined) throw error;
+      return answerRetry(existing, hash);
+    }
+  }
+
+  /** The checks of a new quote, then its insert; answers the stored quote's answer (a retry's, if it was known). */
+  private async checkAndInsertQuote(body: QuoteRequestBody, hash: string): Promise<QuoteResponseBody> {
     const { settings } = this.deps;
     this.checkIdType(body.to.idType);
     checkPayerId(body.from);
     this.checkCurrency(body.currency);
-    const hash = requestHash(body);
-    const existing = await this.deps.store.findQuote(body.quoteId);
-    if (existing !== undefined) return answerRetry(existing, hash);
 
     const terms = quoteTerms(body.amountType, body.amount, body.currency, settings.sendingServiceCharge);
     const party = await this.lookupPayee(body.to);
@@ -305,7 +317,6 @@ function answerRetry(quote: QuoteRecord, hash: string): QuoteResponseBody {
   if (quote.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `quote ${quote.quoteId} was requested with another body`);
   return quote.response;
 }
-
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };

@@ -154,6 +154,28 @@ describe('incoming payments: party lookup and quotes (fspiop mode)', () => {
     expect(changed).toEqual({ status: 409, body: { statusCode: '3106', message: `Modified request: quote ${String(body['quoteId'])} was requested with another body` } });
   });
 
+  it('answers a retried quote from its stored record though the payee account closed since; a new quote to it is refused', async () => {
+    const isolated = await startHarness();
+    try {
+      const payee = customerWith((c) => c.status === 'active');
+      const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '30' });
+      const first = await isolated.call('POST', '/quoterequests', body);
+      expect(first.status).toBe(200);
+      const ledger = isolated.app.sandbox;
+      if (ledger === undefined) throw new Error('not running on the sandbox');
+      await ledger.setAccountStatus(payee.accountId, 'closed');
+      expect(await isolated.call('POST', '/quoterequests', body)).toEqual(first);
+      expect(await isolated.call('POST', '/quoterequests', { ...body, amount: '31' })).toEqual({
+        status: 409,
+        body: { statusCode: '3106', message: `Modified request: quote ${String(body['quoteId'])} was requested with another body` },
+      });
+      const fresh = await isolated.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, amount: '30' }));
+      expect(fresh).toEqual({ status: 422, body: { statusCode: '5402', message: 'Payee account closed' } });
+    } finally {
+      await isolated.close();
+    }
+  });
+
   it('parallel identical quote requests store one quote and answer identically', async () => {
     const payee = customerWith((c) => c.status === 'active');
     const body = quoteRequest({ payeeMsisdn: payee.idValue, amount: '12' });
