@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { applyMigrations, ping } from './migrator.js';
 import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
@@ -27,6 +27,8 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #writer: Kysely<AnySchema>;
   readonly #readerDb: Kysely<AnySchema>;
   readonly #connections: BetterSqlite3.Database[];
+  /** The savepoint around each unit of a group, run on the writer directly (no query building). */
+  readonly #unit: { readonly begin: () => void; readonly release: () => void; readonly undo: () => void };
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
@@ -40,6 +42,14 @@ export class SqliteDatabase implements SqlDatabase {
     const counted = (): void => {
       this.#counts.statements += 1;
     };
+    const direct = (text: string): (() => void) => {
+      const statement = writer.prepare(text);
+      return () => {
+        counted();
+        statement.run();
+      };
+    };
+    this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
     this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer, counted) }) });
     this.#readerDb =
       writer === reader
@@ -88,14 +98,17 @@ export class SqliteDatabase implements SqlDatabase {
     try {
       const trx = await this.#writer.startTransaction().execute();
       try {
+        // The writer is used by this group alone (Kysely's transaction holds its connection and
+        // the next group waits for this one), so the savepoints can go to it directly.
+        const unit = this.#unit;
         for (const item of group) {
-          await sql`savepoint unit`.execute(trx);
+          unit.begin();
           try {
             outcomes.push({ ok: true, value: await item.work(trx) });
-            await sql`release savepoint unit`.execute(trx);
+            unit.release();
           } catch (error) {
-            await sql`rollback to savepoint unit`.execute(trx);
-            await sql`release savepoint unit`.execute(trx);
+            unit.undo();
+            unit.release();
             outcomes.push({ ok: false, error });
           }
         }
