@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { config as loadDotenv } from 'dotenv';
 import { request } from 'undici';
+import { applyRuntimeFlags } from './runtime-flags.js';
 
 /**
  * The connector's command line (npx mojaloop-core-connector ...):
@@ -41,6 +42,7 @@ function bar(done: number, total: number): string {
 }
 
 async function main(args: string[]): Promise<number> {
+  applyRuntimeFlags();
   if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
   const [group, action, file] = args;
   if (group === 'reconcile') return reconcilePaymentsCommand(args);

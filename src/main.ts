@@ -4,12 +4,14 @@ import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildFxpApp } from './fxp/fxp-app.js';
+import { applyRuntimeFlags } from './runtime-flags.js';
 
 /**
  * Entry point: read the settings (environment, then an optional .env file), build the
  * connector, start it, and stop it cleanly on SIGINT/SIGTERM.
  */
 async function main(): Promise<void> {
+  applyRuntimeFlags();
   if (existsSync('.env')) loadDotenv({ path: '.env', quiet: true });
   let config;
   try {
