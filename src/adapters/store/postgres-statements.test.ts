@@ -98,8 +98,8 @@ describe('named prepared statements on PostgreSQL', () => {
     const read = (on: Kysely<AnySchema>) => sql<Record<string, number>>`select * from inside_t where a = ${1}`.execute(on);
     expect((await read(db)).rows).toEqual([{ a: 1 }]);
     await elsewhere('alter table inside_t add column b integer not null default 7');
-    await expect(database.transaction((trx) => read(trx))).rejects.toThrow('cached plan must not change result type');
-    const rows = await database.transaction(async (trx) => (await read(trx)).rows);
+    await expect(database.transaction<AnySchema, unknown>((trx) => read(trx))).rejects.toThrow('cached plan must not change result type');
+    const rows = await database.transaction<AnySchema, unknown>(async (trx) => (await read(trx)).rows);
     expect(rows).toEqual([{ a: 1, b: 7 }]);
     expect(await preparedHere(db)).toEqual([{ name: 'cc1_0', statement: 'select * from inside_t where a = $1' }]);
   });
