@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
 import { ConnectorError, isConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
+import { forEachConcurrently } from '../shared/bounded.js';
 import type { IdentifierStore } from './identifier-store.js';
 import type { IdentifierRegistration } from './registration.js';
 
@@ -228,14 +229,7 @@ export class IdentifierJobs {
       if (pending.length === 0) break;
       // Lines in parallel: their transactions commit together (group commit), and one
       // identifier's lines take turns in the registration's own queue.
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        for (let index = next++; index < pending.length; index = next++) {
-          const row = pending[index];
-          if (row !== undefined) await this.#line(jobId, action, row);
-        }
-      };
-      await Promise.all(Array.from({ length: LINE_CONCURRENCY }, () => worker()));
+      await forEachConcurrently(pending, LINE_CONCURRENCY, (row) => this.#line(jobId, action, row));
     }
     // Every line read: the platform calls, batched per currency, each batch leased while it is sent.
     await this.registration.sendJob(jobId, this.leaseMs);

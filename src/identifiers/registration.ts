@@ -5,12 +5,15 @@ import type { Clock } from '../ports/clock.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import type { Logger } from '../ports/logger.js';
 import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
+import { forEachConcurrently } from '../shared/bounded.js';
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
 import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
 const DEFERRED_MS = 300_000;
+/** Identifiers of one batch settled (or their leases released) at once: their writes commit in groups. */
+const SETTLE_CONCURRENCY = 32;
 
 export interface RegistrationSettings {
   /** The segments the institution serves (IDENTIFIER_SEGMENTS): a type outside them is registered with a warning. */
@@ -121,12 +124,17 @@ export class IdentifierRegistration {
   async send(records: readonly IdentifierRecord[]): Promise<void> {
     const registrations = records.filter((record) => record.state === 'REQUESTED');
     const byCurrency = new Map<string, IdentifierRecord[]>();
-    for (const record of registrations) byCurrency.set(record.currency, [...(byCurrency.get(record.currency) ?? []), record]);
+    for (const record of registrations) {
+      const group = byCurrency.get(record.currency);
+      if (group === undefined) byCurrency.set(record.currency, [record]);
+      else group.push(record);
+    }
     for (const group of byCurrency.values()) {
       for (let start = 0; start < group.length; start += this.settings.batchSize) {
         const batch = group.slice(start, start + this.settings.batchSize);
         const answer = await this.#platformCall('registerIdentifiers')(batch.map((record) => ({ ...keyOf(record), currency: record.currency })));
-        for (const record of batch) await this.#settle(record, answer, 'REQUESTED', 'REGISTERED');
+        // Each identifier's own compare-and-set, several in flight so that they commit in groups.
+        await forEachConcurrently(batch, SETTLE_CONCURRENCY, (record) => this.#settle(record, answer, 'REQUESTED', 'REGISTERED'));
       }
     }
     for (const record of records.filter((candidate) => candidate.state === 'OPTING_OUT')) {
@@ -245,12 +253,28 @@ export class IdentifierRegistration {
       try {
         await this.send(claimed);
       } finally {
-        for (const record of claimed) await this.store.releaseLease(record);
+        await this.#releaseLeases(claimed);
       }
       // A batch the platform did not answer stays waiting, with its backoff: leave it to the next pass.
-      const after = await Promise.all(claimed.map((record) => this.store.find(record)));
-      if (after.every((record) => record?.state === 'REQUESTED' || record?.state === 'OPTING_OUT')) return;
+      if (await this.#allStillWaiting(claimed)) return;
     }
+  }
+
+  #releaseLeases(records: readonly IdentifierKey[]): Promise<void> {
+    return forEachConcurrently(records, SETTLE_CONCURRENCY, (record) => this.store.releaseLease(record));
+  }
+
+  /**
+   * Whether every identifier of a batch still waits for the platform. Read one at a time, stopping
+   * at the first that moved (after an answered batch, the first read decides), so that a batch of
+   * 10,000 never holds 10,000 reads in memory at once.
+   */
+  async #allStillWaiting(batch: readonly IdentifierKey[]): Promise<boolean> {
+    for (const key of batch) {
+      const record = await this.store.find(key);
+      if (record?.state !== 'REQUESTED' && record?.state !== 'OPTING_OUT') return false;
+    }
+    return true;
   }
 
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
@@ -264,7 +288,7 @@ export class IdentifierRegistration {
     try {
       if (due.length > 0) await this.send(due);
     } finally {
-      for (const record of due) await this.store.releaseLease(record);
+      await this.#releaseLeases(due);
     }
     return { claimed: due.length };
   }
