@@ -30,7 +30,7 @@ export interface StatementNamingOptions {
   readonly maxParameters?: number | undefined;
 }
 
-export const STATEMENT_NAMING_DEFAULTS = { maxNamed: 200, maxParameters: 64 } as const;
+const STATEMENT_NAMING_DEFAULTS = { maxNamed: 200, maxParameters: 64 } as const;
 
 /** PostgreSQL's SQLSTATE for the stale-plan error (feature_not_supported) and its message. */
 const STALE_PLAN_CODE = '0A000';
@@ -64,10 +64,6 @@ export class StatementNames {
     const next = this.#names.size;
     this.#names.set(text, next);
     return next;
-  }
-
-  get size(): number {
-    return this.#names.size;
   }
 }
 
