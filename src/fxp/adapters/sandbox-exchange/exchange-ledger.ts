@@ -88,15 +88,17 @@ export class ExchangeLedger {
         if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the conversion was released');
         return;
       }
-      const liquidity = (await lockAccounts(context, [liquidityAccountId(target.currency)]))[0];
-      if (liquidity === undefined) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
-      if (liquidity.balance - liquidity.held < minor) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
-      liquidity.held += minor;
-      await saveAccount(context, liquidity);
+      // The hold first, the shared liquidity row last: its lock is held for one update and the commit.
+      // A refusal below throws, and the transaction takes the hold back with it.
       await context.trx
         .insertInto('fx_exchange_holds')
         .values({ reference, state: 'HELD', target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
         .execute();
+      const liquidity = (await lockAccounts(context, [liquidityAccountId(target.currency)]))[0];
+      if (liquidity === undefined) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
+      if (liquidity.balance - liquidity.held < minor) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
+      liquidity.held += minor;
+      await saveAccounts(context, [liquidity]);
     });
   }
 
@@ -114,6 +116,23 @@ export class ExchangeLedger {
         return;
       }
       const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
+      // Everything that does not touch the shared account rows first (the postings, the hold), then
+      // the accounts locked, changed in one statement and committed: their locks last two round trips.
+      const legs: Array<[string, string, bigint]> = [
+        [clearingAccountId(source.currency), source.currency, -sourceMinor],
+        [liquidityAccountId(source.currency), source.currency, sourceMinor],
+        [liquidityAccountId(target.currency), target.currency, -targetMinor],
+        [clearingAccountId(target.currency), target.currency, targetMinor],
+      ];
+      await context.trx
+        .insertInto('fx_exchange_postings')
+        .values(legs.map(([accountId, currency, amount], leg) => ({ movement_id: `commit:${reference}`, leg, kind: 'TRANSFER', account_id: accountId, currency, amount: amount.toString(), created_at: context.now })))
+        .execute();
+      await context.trx
+        .updateTable('fx_exchange_holds')
+        .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
+        .where('reference', '=', reference)
+        .execute();
       const accounts = new Map((await lockAccounts(context, ids)).map((account) => [account.accountId, account]));
       const get = (id: string): Account => {
         const account = accounts.get(id);
@@ -126,17 +145,7 @@ export class ExchangeLedger {
       targetLiquidity.balance -= targetMinor;
       targetLiquidity.held -= targetMinor;
       targetClearing.balance += targetMinor;
-      const legs: Array<[Account, bigint]> = [[sourceClearing, -sourceMinor], [sourceLiquidity, sourceMinor], [targetLiquidity, -targetMinor], [targetClearing, targetMinor]];
-      await context.trx
-        .insertInto('fx_exchange_postings')
-        .values(legs.map(([account, amount], leg) => ({ movement_id: `commit:${reference}`, leg, kind: 'TRANSFER', account_id: account.accountId, currency: account.currency, amount: amount.toString(), created_at: context.now })))
-        .execute();
-      for (const account of [sourceLiquidity, sourceClearing, targetLiquidity, targetClearing]) await saveAccount(context, account);
-      await context.trx
-        .updateTable('fx_exchange_holds')
-        .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
-        .where('reference', '=', reference)
-        .execute();
+      await saveAccounts(context, [sourceLiquidity, sourceClearing, targetLiquidity, targetClearing]);
     });
   }
 
@@ -154,11 +163,11 @@ export class ExchangeLedger {
       }
       if (hold.state === 'RELEASED') return;
       if (hold.state === 'COMMITTED') throw new ConnectorError('TransferStateConflict', 'the conversion was committed');
+      await context.trx.updateTable('fx_exchange_holds').set({ state: 'RELEASED', updated_at: context.now }).where('reference', '=', reference).execute();
       const liquidity = (await lockAccounts(context, [liquidityAccountId(hold.target_currency)]))[0];
       assert(liquidity !== undefined, `fx: no liquidity account for ${hold.target_currency}`);
       liquidity.held -= BigInt(hold.target_amount);
-      await saveAccount(context, liquidity);
-      await context.trx.updateTable('fx_exchange_holds').set({ state: 'RELEASED', updated_at: context.now }).where('reference', '=', reference).execute();
+      await saveAccounts(context, [liquidity]);
     });
   }
 
@@ -237,12 +246,25 @@ async function lockAccounts(context: Context, ids: readonly string[]): Promise<A
   return ids.map((id) => found.get(id)).filter((account): account is Account => account !== undefined);
 }
 
-async function saveAccount(context: Context, account: Account): Promise<void> {
-  assert(account.held >= 0n, `fx: ${account.accountId} would hold a negative amount`);
-  if (account.accountId.startsWith('liquidity-')) assert(account.balance >= account.held, `fx: ${account.accountId} would hold more than its balance`);
+/** Writes the accounts' figures in one statement, after checking each one's invariants. */
+async function saveAccounts(context: Context, accounts: readonly Account[]): Promise<void> {
+  const distinct = [...new Set(accounts)];
+  for (const account of distinct) {
+    assert(account.held >= 0n, `fx: ${account.accountId} would hold a negative amount`);
+    if (account.accountId.startsWith('liquidity-')) assert(account.balance >= account.held, `fx: ${account.accountId} would hold more than its balance`);
+  }
+  const byAccount = (figure: (account: Account) => bigint) =>
+    sql<string>`case account_id ${sql.join(
+      distinct.map((account) => sql`when ${account.accountId} then ${figure(account).toString()}`),
+      sql` `,
+    )} end`;
   await context.trx
     .updateTable('fx_exchange_accounts')
-    .set({ balance: account.balance.toString(), held: account.held.toString(), updated_at: context.now })
-    .where('account_id', '=', account.accountId)
+    .set({ balance: byAccount((account) => account.balance), held: byAccount((account) => account.held), updated_at: context.now })
+    .where(
+      'account_id',
+      'in',
+      distinct.map((account) => account.accountId),
+    )
     .execute();
 }
