@@ -121,7 +121,11 @@ export class IdentifierRegistration {
    * outage or an unknown outcome leaves them for a later attempt (a repeated registration is an
    * update at the platform, a repeated removal a no-op).
    */
-  async send(records: readonly IdentifierRecord[]): Promise<void> {
+  async send(records: readonly IdentifierRecord[]): Promise<number> {
+    let moved = 0;
+    const settle = async (record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<void> => {
+      if (await this.#settle(record, answer, from, to)) moved += 1;
+    };
     const registrations = records.filter((record) => record.state === 'REQUESTED');
     const byCurrency = new Map<string, IdentifierRecord[]>();
     for (const record of registrations) {
@@ -134,33 +138,37 @@ export class IdentifierRegistration {
         const batch = group.slice(start, start + this.settings.batchSize);
         const answer = await this.#platformCall('registerIdentifiers')(batch.map((record) => ({ ...keyOf(record), currency: record.currency })));
         // Each identifier's own compare-and-set, several in flight so that they commit in groups.
-        await forEachConcurrently(batch, SETTLE_CONCURRENCY, (record) => this.#settle(record, answer, 'REQUESTED', 'REGISTERED'));
+        await forEachConcurrently(batch, SETTLE_CONCURRENCY, (record) => settle(record, answer, 'REQUESTED', 'REGISTERED'));
       }
     }
     for (const record of records.filter((candidate) => candidate.state === 'OPTING_OUT')) {
       const answer = await this.#platformCall('deregisterIdentifier')(keyOf(record));
-      await this.#settle(record, answer, 'OPTING_OUT', 'DEREGISTERED');
+      await settle(record, answer, 'OPTING_OUT', 'DEREGISTERED');
     }
+    return moved;
   }
 
-  async #settle(record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<void> {
+  /** Moves the identifier as the platform answered; false when it stays where it was (no answer, or moved meanwhile). */
+  async #settle(record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<boolean> {
     if (answer.outcome !== 'answered') {
       const attempts = record.attempts + 1;
       const backoff = Math.min(this.settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), this.settings.maxBackoffMs);
       const reason = answer.outcome === 'failed' ? `platform refused the call: HTTP ${answer.httpStatus} ${answer.message}` : `platform did not answer: ${answer.reason}`;
       await this.store.note(record, from, { attempts, nextAttemptAt: new Date(this.clock.now().getTime() + backoff).toISOString(), lastError: reason.slice(0, 500) });
       this.logger.warn({ idType: record.idType, state: from, attempts }, `identifier ${from === 'REQUESTED' ? 'registration' : 'removal'} not confirmed; retried later`);
-      return;
+      return false;
     }
     const refusal = answer.refusals.get(platformKey(record));
+    let moved;
     if (refusal === undefined) {
-      await this.store.transition(record, [from], to, { platformCode: null, platformMessage: null, lastError: null });
+      moved = await this.store.transition(record, [from], to, { platformCode: null, platformMessage: null, lastError: null });
     } else if (from === 'REQUESTED') {
-      await this.store.transition(record, [from], 'FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+      moved = await this.store.transition(record, [from], 'FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
     } else {
       // A removal the platform refuses leaves the identifier registered there.
-      await this.store.transition(record, [from], 'REGISTERED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+      moved = await this.store.transition(record, [from], 'REGISTERED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
     }
+    return moved !== undefined;
   }
 
   /** The switch connector's registration call, or NotSupported when its client has none. */
@@ -250,31 +258,19 @@ export class IdentifierRegistration {
     for (;;) {
       const claimed = await this.store.claimJob(jobId, this.settings.batchSize, leaseMs);
       if (claimed.length === 0) return;
+      let moved: number;
       try {
-        await this.send(claimed);
+        moved = await this.send(claimed);
       } finally {
         await this.#releaseLeases(claimed);
       }
       // A batch the platform did not answer stays waiting, with its backoff: leave it to the next pass.
-      if (await this.#allStillWaiting(claimed)) return;
+      if (moved === 0) return;
     }
   }
 
   #releaseLeases(records: readonly IdentifierKey[]): Promise<void> {
     return forEachConcurrently(records, SETTLE_CONCURRENCY, (record) => this.store.releaseLease(record));
-  }
-
-  /**
-   * Whether every identifier of a batch still waits for the platform. Read one at a time, stopping
-   * at the first that moved (after an answered batch, the first read decides), so that a batch of
-   * 10,000 never holds 10,000 reads in memory at once.
-   */
-  async #allStillWaiting(batch: readonly IdentifierKey[]): Promise<boolean> {
-    for (const key of batch) {
-      const record = await this.store.find(key);
-      if (record?.state !== 'REQUESTED' && record?.state !== 'OPTING_OUT') return false;
-    }
-    return true;
   }
 
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
