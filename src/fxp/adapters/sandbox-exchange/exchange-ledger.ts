@@ -115,7 +115,6 @@ export class ExchangeLedger {
         if (hold.source_currency !== source.currency || hold.source_amount !== sourceMinor.toString()) throw new ConnectorError('ModifiedRequest', 'committed with another source amount');
         return;
       }
-      const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
       // Everything that does not touch the shared account rows first (the postings, the hold), then
       // the accounts locked, changed in one statement and committed: their locks last two round trips.
       const legs: Array<[string, string, bigint]> = [
@@ -133,19 +132,19 @@ export class ExchangeLedger {
         .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
         .where('reference', '=', reference)
         .execute();
+      // Each currency's liquidity, then its clearing: the first missing account is the one named.
+      const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
       const accounts = new Map((await lockAccounts(context, ids)).map((account) => [account.accountId, account]));
       const get = (id: string): Account => {
         const account = accounts.get(id);
         if (account === undefined) throw new ConnectorError('FxPairNotSupported', `no account ${id}`);
         return account;
       };
-      const [sourceLiquidity, sourceClearing, targetLiquidity, targetClearing] = ids.map(get) as [Account, Account, Account, Account];
-      sourceClearing.balance -= sourceMinor;
-      sourceLiquidity.balance += sourceMinor;
-      targetLiquidity.balance -= targetMinor;
-      targetLiquidity.held -= targetMinor;
-      targetClearing.balance += targetMinor;
-      await saveAccounts(context, [sourceLiquidity, sourceClearing, targetLiquidity, targetClearing]);
+      const changed = ids.map(get);
+      // The balances move by the postings' legs; the target's hold is paid out.
+      for (const [accountId, , amount] of legs) get(accountId).balance += amount;
+      get(liquidityAccountId(target.currency)).held -= targetMinor;
+      await saveAccounts(context, changed);
     });
   }
 
