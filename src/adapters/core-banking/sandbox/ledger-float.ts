@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
+import { evenParts, shardOf as shardOfKey, spreadFor, type ShardDelta, type ShardFigures } from '../../../shared/shards.js';
 import { minorOf, recordFunding, type AccountRef, type BookContext } from './ledger-book.js';
 
 /**
@@ -27,26 +28,11 @@ import { minorOf, recordFunding, type AccountRef, type BookContext } from './led
 /** Shards of each float, numbered 0 to FLOAT_SHARDS - 1, created when the float is opened. */
 export const FLOAT_SHARDS = 8;
 
-/** Change of a shard's figures, in minor units. */
-export interface ShardDelta {
-  readonly balance: bigint;
-  readonly held: bigint;
-}
-
-interface Shard {
-  readonly shard: number;
-  readonly balance: bigint;
-  readonly held: bigint;
-}
+export type { ShardDelta } from '../../../shared/shards.js';
 
 /** The shard a reference's operations use: FNV-1a of the reference, modulo FLOAT_SHARDS. */
 export function shardOf(reference: string): number {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < reference.length; index += 1) {
-    hash ^= reference.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % FLOAT_SHARDS;
+  return shardOfKey(reference, FLOAT_SHARDS);
 }
 
 /**
@@ -119,16 +105,11 @@ export async function takeFromFloat(context: BookContext, floatId: string, prefe
   }
   const shards = await lockShards(context, floatId);
   assert(shards.some((shard) => shard.shard === preferred), `sandbox: float ${floatId} has no shard ${preferred}`);
-  const need = delta.held - delta.balance;
-  const available = shards.reduce((total, shard) => total + (shard.balance - shard.held), 0n);
-  if (available < need) return false;
-  const rest = available - need;
-  const share = rest / BigInt(shards.length);
-  const remainder = rest - share * BigInt(shards.length);
-  for (const shard of shards) {
-    const held = shard.shard === preferred ? shard.held + delta.held : shard.held;
-    const balance = held + share + (shard.shard === preferred ? remainder : 0n);
-    if (balance !== shard.balance || held !== shard.held) await writeShard(context, floatId, shard.shard, balance, held);
+  const spread = spreadFor(shards, preferred, delta);
+  if (spread === undefined) return false;
+  for (const [index, shard] of spread.entries()) {
+    const before = shards[index] as ShardFigures;
+    if (shard.balance !== before.balance || shard.held !== before.held) await writeShard(context, floatId, shard.shard, shard.balance, shard.held);
   }
   return true;
 }
@@ -141,10 +122,9 @@ export async function fundFloat(context: BookContext, movementId: string, float:
   await recordFunding(context, movementId, float, minor);
   const shards = await lockShards(context, float.accountId);
   assert(shards.length > 0, `sandbox: float ${float.accountId} has no shards`);
-  const share = minor / BigInt(shards.length);
-  const remainder = minor - share * BigInt(shards.length);
-  for (const shard of shards) {
-    const credit = share + (shard.shard === 0 ? remainder : 0n);
+  const credits = evenParts(minor, shards.length);
+  for (const [index, shard] of shards.entries()) {
+    const credit = credits[index] as bigint;
     if (credit > 0n) await writeShard(context, float.accountId, shard.shard, shard.balance + credit, shard.held);
   }
 }
@@ -180,7 +160,7 @@ async function tryShard(context: BookContext, floatId: string, shard: number, de
 }
 
 /** Every shard of a float, locked on PostgreSQL in shard order (the order every rebalance takes). */
-async function lockShards(context: BookContext, floatId: string): Promise<Shard[]> {
+async function lockShards(context: BookContext, floatId: string): Promise<ShardFigures[]> {
   let query = context.trx.selectFrom('sandbox_float_shards').select(['shard', 'balance', 'held']).where('account_id', '=', floatId).orderBy('shard');
   if (context.lockRows) query = query.forNoKeyUpdate();
   const rows = await query.execute();

@@ -6,10 +6,11 @@ import { createTestDatabase, type TestDatabase } from '../../../../test/support/
 import { PostgresDatabase } from '../../../adapters/store/postgres-database.js';
 import type { DatabaseWork, SqlDatabase } from '../../../adapters/store/sql-database.js';
 import { SqliteDatabase } from '../../../adapters/store/sqlite-database.js';
-import { ExchangeLedger } from './exchange-ledger.js';
-import { sandboxExchangeMigrations } from './exchange-migrations.js';
+import { EXCHANGE_SHARDS, ExchangeLedger, exchangeShardOf } from './exchange-ledger.js';
+import { sandboxExchangeMigrations, type ExchangeSchema } from './exchange-migrations.js';
 
-const CONFIG = { liquidity: { ZMW: '1000', MWK: '50000' }, pairs: [] };
+/** 80000 MWK is 10000.00 on each of the eight shards; 1000.03 ZMW leaves 0.03 over, kept on shard 0. */
+const CONFIG = { liquidity: { ZMW: '1000.03', MWK: '80000' }, pairs: [] };
 
 interface OpenBooks {
   readonly database: SqlDatabase;
@@ -17,18 +18,17 @@ interface OpenBooks {
   close(): Promise<void>;
 }
 
-async function openBooks(store: 'sqlite' | 'postgres'): Promise<OpenBooks> {
-  let database: SqlDatabase;
-  let cleanUp: () => Promise<void>;
+async function openDatabase(store: 'sqlite' | 'postgres'): Promise<{ database: SqlDatabase; cleanUp: () => Promise<void>; url?: string }> {
   if (store === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'fx-exchange-'));
-    database = new SqliteDatabase(join(dir, 'fx.db'));
-    cleanUp = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const testDatabase: TestDatabase = await createTestDatabase();
-    database = new PostgresDatabase({ url: testDatabase.url, poolMax: 4 });
-    cleanUp = () => testDatabase.drop();
+    return { database: new SqliteDatabase(join(dir, 'fx.db')), cleanUp: async () => rmSync(dir, { recursive: true, force: true }) };
   }
+  const testDatabase: TestDatabase = await createTestDatabase();
+  return { database: new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }), cleanUp: () => testDatabase.drop(), url: testDatabase.url };
+}
+
+async function openBooks(store: 'sqlite' | 'postgres'): Promise<OpenBooks> {
+  const { database, cleanUp } = await openDatabase(store);
   await database.migrate(sandboxExchangeMigrations);
   const ledger = new ExchangeLedger(database, () => new Date('2026-11-25T10:00:00.000Z'));
   expect(await ledger.open(CONFIG)).toBe(true);
@@ -51,11 +51,36 @@ async function figures(ledger: ExchangeLedger): Promise<Record<string, string>> 
   return Object.fromEntries((await ledger.balances()).map((row) => [row.accountId, `${row.balance}/${row.held}`]));
 }
 
+/** An account's shards as "balance/held" in minor units, in shard order. */
+async function shards(database: SqlDatabase, accountId: string): Promise<string[]> {
+  const rows = await database.reader<ExchangeSchema>().selectFrom('fx_exchange_shards').select(['balance', 'held']).where('account_id', '=', accountId).orderBy('shard').execute();
+  return rows.map((row) => `${row.balance}/${row.held}`);
+}
+
+/** Eight shards at `all`, except those given. */
+function eight(all: string, except: Record<number, string> = {}): string[] {
+  return Array.from({ length: EXCHANGE_SHARDS }, (_, shard) => except[shard] ?? all);
+}
+
+/** The first of prefix-0, prefix-1, ... whose shard is `shard`. */
+function referenceOn(prefix: string, shard: number): string {
+  for (let index = 0; ; index += 1) if (exchangeShardOf(`${prefix}-${index}`) === shard) return `${prefix}-${index}`;
+}
+
 /** Statements per operation: PostgreSQL counts BEGIN, its advisory lock and COMMIT; SQLite its group's savepoints and BEGIN/COMMIT. */
 const EXPECTED_STATEMENTS = {
-  postgres: { reserve: 7, commit: 8, release: 7 },
+  postgres: { reserve: 6, commit: 8, release: 6 },
   sqlite: { reserve: 8, commit: 9, release: 8 },
 } as const;
+
+describe('exchangeShardOf', () => {
+  it('is FNV-1a of the reference modulo eight, the hash the sandbox float uses', () => {
+    expect(EXCHANGE_SHARDS).toBe(8);
+    expect(exchangeShardOf('')).toBe(0x811c9dc5 % 8);
+    expect(exchangeShardOf('a')).toBe(0xe40c292c % 8);
+    expect(exchangeShardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RA')).toBe(3);
+  });
+});
 
 describe.each(['sqlite', 'postgres'] as const)('the sandbox exchange ledger on %s', (store) => {
   let books: OpenBooks | undefined;
@@ -64,37 +89,86 @@ describe.each(['sqlite', 'postgres'] as const)('the sandbox exchange ledger on %
     books = undefined;
   });
 
-  it('reserves, commits and releases with the liquidity rows written once per operation, books balanced', async () => {
+  it('opens each liquidity account as eight equal shards, the remainder on shard 0, and each clearing account at zero', async () => {
     books = await openBooks(store);
     const { database, ledger } = books;
-    let before = database.work();
-    await ledger.reserve('conv-1', { amount: '6425.16', currency: 'MWK' });
-    expect(spent(database, before)).toEqual({ statements: EXPECTED_STATEMENTS[store].reserve, transactions: 1, commits: 1 });
-    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '50000/6425.16', 'liquidity-zmw': '1000/0' });
-
-    before = database.work();
-    await ledger.commit('conv-1', { amount: '100', currency: 'ZMW' }, { amount: '6425.16', currency: 'MWK' });
-    expect(spent(database, before).statements).toBe(EXPECTED_STATEMENTS[store].commit);
-    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '6425.16/0', 'clearing-zmw': '-100/0', 'liquidity-mwk': '43574.84/0', 'liquidity-zmw': '1100/0' });
-    expect(await ledger.status('conv-1')).toBe('committed');
-
-    await ledger.reserve('conv-2', { amount: '10', currency: 'MWK' });
-    before = database.work();
-    await ledger.release('conv-2');
-    expect(spent(database, before).statements).toBe(EXPECTED_STATEMENTS[store].release);
-    expect(await ledger.status('conv-2')).toBe('released');
-    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '6425.16/0', 'clearing-zmw': '-100/0', 'liquidity-mwk': '43574.84/0', 'liquidity-zmw': '1100/0' });
+    expect(await shards(database, 'liquidity-zmw')).toEqual(eight('12500/0', { 0: '12503/0' }));
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0'));
+    expect(await shards(database, 'clearing-zmw')).toEqual(eight('0/0'));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/0', 'liquidity-zmw': '1000.03/0' });
+    expect(await ledger.open(CONFIG)).toBe(false);
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
   });
 
-  it('refuses a reservation the liquidity cannot cover and keeps no hold of it (the hold is written first)', async () => {
+  it('reserves, commits and releases on the shard of the reference, one shard row of each account written once per operation', async () => {
     books = await openBooks(store);
-    const { ledger } = books;
-    await expect(ledger.reserve('too-much', { amount: '50000.01', currency: 'MWK' })).rejects.toThrow('MWK liquidity cannot cover 50000.01');
+    const { database, ledger } = books;
+    const conversion = referenceOn('conv', 5);
+    let before = database.work();
+    await ledger.reserve(conversion, { amount: '6425.16', currency: 'MWK' });
+    expect(spent(database, before)).toEqual({ statements: EXPECTED_STATEMENTS[store].reserve, transactions: 1, commits: 1 });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0', { 5: '1000000/642516' }));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/6425.16', 'liquidity-zmw': '1000.03/0' });
+
+    before = database.work();
+    await ledger.commit(conversion, { amount: '100', currency: 'ZMW' }, { amount: '6425.16', currency: 'MWK' });
+    expect(spent(database, before)).toEqual({ statements: EXPECTED_STATEMENTS[store].commit, transactions: 1, commits: 1 });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0', { 5: '357484/0' }));
+    expect(await shards(database, 'clearing-mwk')).toEqual(eight('0/0', { 5: '642516/0' }));
+    expect(await shards(database, 'liquidity-zmw')).toEqual(eight('12500/0', { 0: '12503/0', 5: '22500/0' }));
+    expect(await shards(database, 'clearing-zmw')).toEqual(eight('0/0', { 5: '-10000/0' }));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '6425.16/0', 'clearing-zmw': '-100/0', 'liquidity-mwk': '73574.84/0', 'liquidity-zmw': '1100.03/0' });
+    expect(await ledger.status(conversion)).toBe('committed');
+
+    const released = referenceOn('conv', 2);
+    await ledger.reserve(released, { amount: '10', currency: 'MWK' });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0', { 2: '1000000/1000', 5: '357484/0' }));
+    before = database.work();
+    await ledger.release(released);
+    expect(spent(database, before)).toEqual({ statements: EXPECTED_STATEMENTS[store].release, transactions: 1, commits: 1 });
+    expect(await ledger.status(released)).toBe('released');
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0', { 5: '357484/0' }));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '6425.16/0', 'clearing-zmw': '-100/0', 'liquidity-mwk': '73574.84/0', 'liquidity-zmw': '1100.03/0' });
+    expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('spreads the liquidity when the shard of the reference cannot cover a reservation that the liquidity as a whole can', async () => {
+    books = await openBooks(store);
+    const { database, ledger } = books;
+    const big = referenceOn('big', 2);
+    const before = database.work();
+    await ledger.reserve(big, { amount: '15000', currency: 'MWK' });
+    // The first run finds shard 2 short and is rolled back; the second spreads: 80000 - 15000 =
+    // 65000 available, 8125.00 a shard, shard 2 holding the 15000 besides.
+    expect(spent(database, before).transactions).toBe(2);
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('812500/0', { 2: '2312500/1500000' }));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/15000', 'liquidity-zmw': '1000.03/0' });
+    // A repeat is answered from the hold, on the first run.
+    const repeat = database.work();
+    await ledger.reserve(big, { amount: '15000', currency: 'MWK' });
+    expect(spent(database, repeat).transactions).toBe(1);
+
+    await ledger.commit(big, { amount: '250', currency: 'ZMW' }, { amount: '15000', currency: 'MWK' });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('812500/0'));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '15000/0', 'clearing-zmw': '-250/0', 'liquidity-mwk': '65000/0', 'liquidity-zmw': '1250.03/0' });
+    expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('refuses a reservation the liquidity as a whole cannot cover and keeps no hold of it (the hold is written first)', async () => {
+    books = await openBooks(store);
+    const { database, ledger } = books;
+    await expect(ledger.reserve('too-much', { amount: '80000.01', currency: 'MWK' })).rejects.toThrow('MWK liquidity cannot cover 80000.01');
     expect(await ledger.status('too-much')).toBe('not-found');
     await expect(ledger.reserve('no-pair', { amount: '1', currency: 'USD' })).rejects.toThrow('no liquidity in USD');
     expect(await ledger.status('no-pair')).toBe('not-found');
-    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '50000/0', 'liquidity-zmw': '1000/0' });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0'));
+    // Everything it has, gathered from all eight shards onto one.
+    const all = referenceOn('all', 7);
+    await ledger.reserve(all, { amount: '80000', currency: 'MWK' });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('0/0', { 7: '8000000/8000000' }));
+    await expect(ledger.reserve('one-more', { amount: '0.01', currency: 'MWK' })).rejects.toThrow('MWK liquidity cannot cover 0.01');
+    await ledger.release(all);
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/0', 'liquidity-zmw': '1000.03/0' });
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
   });
 
@@ -104,9 +178,121 @@ describe.each(['sqlite', 'postgres'] as const)('the sandbox exchange ledger on %
     await ledger.reserve('conv-3', { amount: '100', currency: 'MWK' });
     await expect(ledger.commit('conv-3', { amount: '1', currency: 'USD' }, { amount: '100', currency: 'MWK' })).rejects.toThrow('no account liquidity-usd');
     expect(await ledger.status('conv-3')).toBe('held');
-    const postings = await database.reader<{ fx_exchange_postings: { movement_id: string } }>().selectFrom('fx_exchange_postings').select('movement_id').where('movement_id', '=', 'commit:conv-3').execute();
+    const postings = await database.reader<ExchangeSchema>().selectFrom('fx_exchange_postings').select('movement_id').where('movement_id', '=', 'commit:conv-3').execute();
     expect(postings).toEqual([]);
-    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '50000/100', 'liquidity-zmw': '1000/0' });
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/100', 'liquidity-zmw': '1000.03/0' });
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('reports a shard whose held amount differs from the holds recorded on it', async () => {
+    books = await openBooks(store);
+    const { database, ledger } = books;
+    const conversion = referenceOn('conv', 4);
+    await ledger.reserve(conversion, { amount: '1', currency: 'MWK' });
+    // The hold moved to another shard behind the ledger's back: both shards are now wrong.
+    await database.autocommit<ExchangeSchema, void>(async (db) => {
+      await db.updateTable('fx_exchange_holds').set({ shard: 6 }).where('reference', '=', conversion).execute();
+    });
+    expect(await ledger.conservationCheck()).toEqual({
+      ok: false,
+      problems: ['liquidity-mwk shard 4: held 100 but holds 0', 'liquidity-mwk shard 6: held 0 but holds 100'],
+    });
+  });
+
+  it('moves books opened before the shards into shards: open holds on shard 0, available liquidity spread, clearing whole on shard 0', async () => {
+    const { database, cleanUp } = await openDatabase(store);
+    books = { database, ledger: new ExchangeLedger(database, () => new Date('2026-11-25T10:00:00.000Z')), close: async () => { await database.close(); await cleanUp(); } };
+    await database.migrate(sandboxExchangeMigrations.slice(0, 1));
+    // Books as the ledger before the shards left them: 10000.03 MWK funded, one conversion of
+    // 10 ZMW into 50 MWK committed, 3000 MWK held for another.
+    await database.autocommit<Record<string, Record<string, unknown>>, void>(async (db) => {
+      const at = '2026-11-20T10:00:00.000Z';
+      await db
+        .insertInto('fx_exchange_accounts')
+        .values([
+          { account_id: 'liquidity-mwk', kind: 'liquidity', currency: 'MWK', balance: '995003', held: '300000', updated_at: at },
+          { account_id: 'clearing-mwk', kind: 'clearing', currency: 'MWK', balance: '5000', held: '0', updated_at: at },
+          { account_id: 'liquidity-zmw', kind: 'liquidity', currency: 'ZMW', balance: '1000', held: '0', updated_at: at },
+          { account_id: 'clearing-zmw', kind: 'clearing', currency: 'ZMW', balance: '-1000', held: '0', updated_at: at },
+        ])
+        .execute();
+      await db
+        .insertInto('fx_exchange_postings')
+        .values([
+          { movement_id: 'open:MWK', leg: 0, kind: 'FUNDING', account_id: 'liquidity-mwk', currency: 'MWK', amount: '1000003', created_at: at },
+          { movement_id: 'commit:old-1', leg: 0, kind: 'TRANSFER', account_id: 'clearing-zmw', currency: 'ZMW', amount: '-1000', created_at: at },
+          { movement_id: 'commit:old-1', leg: 1, kind: 'TRANSFER', account_id: 'liquidity-zmw', currency: 'ZMW', amount: '1000', created_at: at },
+          { movement_id: 'commit:old-1', leg: 2, kind: 'TRANSFER', account_id: 'liquidity-mwk', currency: 'MWK', amount: '-5000', created_at: at },
+          { movement_id: 'commit:old-1', leg: 3, kind: 'TRANSFER', account_id: 'clearing-mwk', currency: 'MWK', amount: '5000', created_at: at },
+        ])
+        .execute();
+      await db
+        .insertInto('fx_exchange_holds')
+        .values([
+          { reference: 'old-1', state: 'COMMITTED', target_currency: 'MWK', target_amount: '5000', source_currency: 'ZMW', source_amount: '1000', created_at: at, updated_at: at },
+          { reference: 'old-2', state: 'HELD', target_currency: 'MWK', target_amount: '300000', source_currency: null, source_amount: null, created_at: at, updated_at: at },
+        ])
+        .execute();
+    });
+    await database.migrate(sandboxExchangeMigrations);
+    const { ledger } = books;
+    // 995003 - 300000 = 695003 available: 86875 a shard, 3 over on shard 0 with the 300000 held.
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('86875/0', { 0: '386878/300000' }));
+    expect(await shards(database, 'clearing-mwk')).toEqual(eight('0/0', { 0: '5000/0' }));
+    expect(await shards(database, 'liquidity-zmw')).toEqual(eight('125/0'));
+    expect(await shards(database, 'clearing-zmw')).toEqual(eight('0/0', { 0: '-1000/0' }));
+    const account = await database.reader<ExchangeSchema>().selectFrom('fx_exchange_accounts').selectAll().where('account_id', '=', 'liquidity-mwk').executeTakeFirstOrThrow();
+    expect(account).toEqual({ account_id: 'liquidity-mwk', kind: 'liquidity', currency: 'MWK', updated_at: '2026-11-20T10:00:00.000Z' });
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '50/0', 'clearing-zmw': '-10/0', 'liquidity-mwk': '9950.03/3000', 'liquidity-zmw': '10/0' });
+    expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+    // The old hold is committed from shard 0, where the migration put it.
+    await ledger.commit('old-2', { amount: '600', currency: 'ZMW' }, { amount: '3000', currency: 'MWK' });
+    expect(await shards(database, 'liquidity-mwk')).toEqual(eight('86875/0', { 0: '86878/0' }));
+    expect(await figures(ledger)).toEqual({ 'clearing-mwk': '3050/0', 'clearing-zmw': '-610/0', 'liquidity-mwk': '6950.03/0', 'liquidity-zmw': '610/0' });
+    expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+});
+
+describe('the sandbox exchange ledger on PostgreSQL under concurrent conversions from two replicas', () => {
+  it('reserves, spreads, commits and releases 64 conversions at once without a deadlock, to the cent', async () => {
+    const { database: first, cleanUp, url } = await openDatabase('postgres');
+    const second = new PostgresDatabase({ url: url as string, poolMax: 4 });
+    try {
+      await first.migrate(sandboxExchangeMigrations);
+      await second.migrate(sandboxExchangeMigrations);
+      const clock = () => new Date('2026-11-25T10:00:00.000Z');
+      const ledgers = [new ExchangeLedger(first, clock), new ExchangeLedger(second, clock)];
+      expect(await ledgers[0]?.open(CONFIG)).toBe(true);
+      expect(await ledgers[1]?.open(CONFIG)).toBe(false);
+      // 64 holds of 1200 MWK, eight a shard on average; a shard of 10000 takes eight, and some
+      // shards have more references than that, so they run short and spread.
+      const references = Array.from({ length: 64 }, (_, index) => `race-${index}`);
+      const perShard = eight('0').map((_, shard) => references.filter((reference) => exchangeShardOf(reference) === shard).length);
+      expect(Math.max(...perShard)).toBeGreaterThan(8);
+      const ledgerOf = (index: number) => ledgers[index % 2] as ExchangeLedger;
+      const before = [first.work(), second.work()];
+      await Promise.all(references.map((reference, index) => ledgerOf(index).reserve(reference, { amount: '1200', currency: 'MWK' })));
+      expect((await figures(ledgers[0] as ExchangeLedger))['liquidity-mwk']).toBe('80000/76800');
+      // Some reservations found their shard short and ran again, spreading the liquidity.
+      const runs = spent(first, before[0] as DatabaseWork).transactions + spent(second, before[1] as DatabaseWork).transactions;
+      expect(runs).toBeGreaterThan(64);
+      // Even ones committed (20 ZMW each), odd ones released, each by the other replica.
+      await Promise.all(
+        references.map((reference, index) =>
+          index % 2 === 0 ? ledgerOf(index + 1).commit(reference, { amount: '20', currency: 'ZMW' }, { amount: '1200', currency: 'MWK' }) : ledgerOf(index + 1).release(reference),
+        ),
+      );
+      const ledger = ledgers[0] as ExchangeLedger;
+      expect(await figures(ledger)).toEqual({ 'clearing-mwk': '38400/0', 'clearing-zmw': '-640/0', 'liquidity-mwk': '41600/0', 'liquidity-zmw': '1640.03/0' });
+      expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+      await expect(ledger.reserve('after-1', { amount: '41600.01', currency: 'MWK' })).rejects.toThrow('MWK liquidity cannot cover 41600.01');
+      await ledger.reserve('after-2', { amount: '41600', currency: 'MWK' });
+      expect(await figures(ledger)).toEqual({ 'clearing-mwk': '38400/0', 'clearing-zmw': '-640/0', 'liquidity-mwk': '41600/41600', 'liquidity-zmw': '1640.03/0' });
+      expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await second.close();
+      await first.close();
+      await cleanUp();
+    }
   });
 });

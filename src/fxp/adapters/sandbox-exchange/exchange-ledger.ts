@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../../adapters/store/sql-database.js';
+import { evenParts, shardOf, spreadFor, type ShardDelta, type ShardFigures } from '../../../shared/shards.js';
 import type { ConversionHoldStatus } from '../../ports/exchange.js';
 import type { SandboxExchangeConfig } from './exchange-config.js';
 import type { ExchangeSchema } from './exchange-migrations.js';
@@ -13,8 +14,21 @@ import type { ExchangeSchema } from './exchange-migrations.js';
  * target liquidity; its commit credits the source to liquidity from clearing and pays the held
  * target from liquidity to clearing, each as postings that sum to zero per currency.
  *
+ * Each account's figures are kept in EXCHANGE_SHARDS rows of `fx_exchange_shards` whose sums are
+ * its balance and held amount (src/shared/shards.ts), so that conversions under different
+ * references change different rows and do not queue behind one row's lock on PostgreSQL. A
+ * conversion uses the shard its reference hashes to, in every account it touches, and its hold
+ * records that shard. The postings name accounts, never shards, so conservation holds for the
+ * sums. A liquidity shard may not hold more than its balance; when the conversion's shard alone
+ * cannot cover a reservation, the reservation is rolled back and runs again, that time locking
+ * every shard of the target liquidity in shard order and spreading what it has available again
+ * (spreadFor), so a reservation is refused only when the liquidity as a whole is short.
+ *
  * Each operation is one transaction, idempotent on its reference. On PostgreSQL a reference's
- * operations take turns on an advisory lock, then accounts are locked in id order.
+ * operations take turns on an advisory lock; shard rows are locked last, always in the order
+ * (account id, shard): a reservation or release changes one row with one conditional UPDATE, a
+ * commit locks its four rows of one shard sorted by account id, a spread every shard of one
+ * account in shard order. So no two operations deadlock.
  */
 
 type Trx = Kysely<ExchangeSchema>;
@@ -22,20 +36,28 @@ interface Context {
   readonly trx: Trx;
   readonly lockRows: boolean;
   readonly now: string;
+  /** The second run of a reservation whose shard was short: spread the liquidity. */
+  readonly spread: boolean;
 }
 
-interface Account {
-  readonly accountId: string;
-  readonly currency: string;
-  balance: bigint;
-  held: bigint;
-}
+/** Shards of each account, numbered 0 to EXCHANGE_SHARDS - 1, created when the books are opened. */
+export const EXCHANGE_SHARDS = 8;
 
 export const liquidityAccountId = (currency: string): string => `liquidity-${currency.toLowerCase()}`;
 export const clearingAccountId = (currency: string): string => `clearing-${currency.toLowerCase()}`;
 
+/** The shard a conversion's operations use, in every account. */
+export const exchangeShardOf = (reference: string): number => shardOf(reference, EXCHANGE_SHARDS);
+
 /** "fxhd" in ASCII: the key space of the advisory locks per reference. */
 const LOCK_SPACE = 0x66786864;
+
+/** Thrown by a reservation's first run when its shard of the liquidity cannot cover it. */
+class LiquidityShardShort extends Error {
+  constructor(accountId: string, shard: number) {
+    super(`fx: ${accountId} shard ${shard} is short; the reservation runs again and spreads the liquidity`);
+  }
+}
 
 export interface ExchangeBalance {
   readonly accountId: string;
@@ -54,7 +76,7 @@ export class ExchangeLedger {
     this.#clock = clock;
   }
 
-  /** Opens every account with its liquidity, once: false when the books are open already. */
+  /** Opens every account with its liquidity spread over its shards, once: false when the books are open already. */
   open(config: SandboxExchangeConfig): Promise<boolean> {
     return this.#write(async (context) => {
       if (context.lockRows) await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::integer, 0)`.execute(context.trx);
@@ -63,7 +85,11 @@ export class ExchangeLedger {
       for (const [currency, amount] of Object.entries(config.liquidity)) {
         const minor = toMinorUnits(amount, currency);
         for (const [accountId, kind, balance] of [[liquidityAccountId(currency), 'liquidity', minor], [clearingAccountId(currency), 'clearing', 0n]] as const) {
-          await context.trx.insertInto('fx_exchange_accounts').values({ account_id: accountId, kind, currency, balance: balance.toString(), held: '0', updated_at: context.now }).execute();
+          await context.trx.insertInto('fx_exchange_accounts').values({ account_id: accountId, kind, currency, updated_at: context.now }).execute();
+          await context.trx
+            .insertInto('fx_exchange_shards')
+            .values(evenParts(balance, EXCHANGE_SHARDS).map((part, shard) => ({ account_id: accountId, shard, balance: part.toString(), held: '0', updated_at: context.now })))
+            .execute();
         }
         if (minor > 0n) {
           await context.trx
@@ -88,17 +114,27 @@ export class ExchangeLedger {
         if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the conversion was released');
         return;
       }
-      // The hold first, the shared liquidity row last: its lock is held for one update and the commit.
+      // The hold first, the liquidity shard last: its lock is held for one update and the commit.
       // A refusal below throws, and the transaction takes the hold back with it.
+      const shard = exchangeShardOf(reference);
       await context.trx
         .insertInto('fx_exchange_holds')
-        .values({ reference, state: 'HELD', target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
+        .values({ reference, state: 'HELD', shard, target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
         .execute();
-      const liquidity = (await lockAccounts(context, [liquidityAccountId(target.currency)]))[0];
-      if (liquidity === undefined) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
-      if (liquidity.balance - liquidity.held < minor) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
-      liquidity.held += minor;
-      await saveAccounts(context, [liquidity]);
+      const liquidity = liquidityAccountId(target.currency);
+      const delta = { balance: 0n, held: minor };
+      if (!context.spread) {
+        if (await tryShard(context, liquidity, shard, delta)) return;
+        throw new LiquidityShardShort(liquidity, shard);
+      }
+      const shards = await lockShards(context, liquidity);
+      if (shards.length === 0) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
+      const spread = spreadFor(shards, shard, delta);
+      if (spread === undefined) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
+      for (const [index, figures] of spread.entries()) {
+        const before = shards[index] as ShardFigures;
+        if (figures.balance !== before.balance || figures.held !== before.held) await writeShard(context, liquidity, figures);
+      }
     });
   }
 
@@ -115,8 +151,8 @@ export class ExchangeLedger {
         if (hold.source_currency !== source.currency || hold.source_amount !== sourceMinor.toString()) throw new ConnectorError('ModifiedRequest', 'committed with another source amount');
         return;
       }
-      // Everything that does not touch the shared account rows first (the postings, the hold), then
-      // the accounts locked, changed in one statement and committed: their locks last two round trips.
+      // Everything that does not touch the shared shard rows first (the postings, the hold), then
+      // the hold's shard of each account locked, changed in one statement and committed.
       const legs: Array<[string, string, bigint]> = [
         [clearingAccountId(source.currency), source.currency, -sourceMinor],
         [liquidityAccountId(source.currency), source.currency, sourceMinor],
@@ -134,17 +170,19 @@ export class ExchangeLedger {
         .execute();
       // Each currency's liquidity, then its clearing: the first missing account is the one named.
       const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
-      const accounts = new Map((await lockAccounts(context, ids)).map((account) => [account.accountId, account]));
-      const get = (id: string): Account => {
-        const account = accounts.get(id);
-        if (account === undefined) throw new ConnectorError('FxPairNotSupported', `no account ${id}`);
-        return account;
+      const rows = await lockShardOf(context, ids, hold.shard);
+      const missing = ids.find((id) => !rows.has(id));
+      if (missing !== undefined) throw new ConnectorError('FxPairNotSupported', `no account ${missing}`);
+      const changed = new Map<string, { balance: bigint; held: bigint }>();
+      const figures = (id: string) => {
+        const current = changed.get(id) ?? { ...(rows.get(id) as ShardFigures) };
+        changed.set(id, current);
+        return current;
       };
-      const changed = ids.map(get);
       // The balances move by the postings' legs; the target's hold is paid out.
-      for (const [accountId, , amount] of legs) get(accountId).balance += amount;
-      get(liquidityAccountId(target.currency)).held -= targetMinor;
-      await saveAccounts(context, changed);
+      for (const [accountId, , amount] of legs) figures(accountId).balance += amount;
+      figures(liquidityAccountId(target.currency)).held -= targetMinor;
+      await saveShards(context, hold.shard, changed);
     });
   }
 
@@ -156,17 +194,15 @@ export class ExchangeLedger {
       if (hold === undefined) {
         await context.trx
           .insertInto('fx_exchange_holds')
-          .values({ reference, state: 'RELEASED', target_currency: 'XXX', target_amount: '0', source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
+          .values({ reference, state: 'RELEASED', shard: exchangeShardOf(reference), target_currency: 'XXX', target_amount: '0', source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
           .execute();
         return;
       }
       if (hold.state === 'RELEASED') return;
       if (hold.state === 'COMMITTED') throw new ConnectorError('TransferStateConflict', 'the conversion was committed');
       await context.trx.updateTable('fx_exchange_holds').set({ state: 'RELEASED', updated_at: context.now }).where('reference', '=', reference).execute();
-      const liquidity = (await lockAccounts(context, [liquidityAccountId(hold.target_currency)]))[0];
-      assert(liquidity !== undefined, `fx: no liquidity account for ${hold.target_currency}`);
-      liquidity.held -= BigInt(hold.target_amount);
-      await saveAccounts(context, [liquidity]);
+      const released = await tryShard(context, liquidityAccountId(hold.target_currency), hold.shard, { balance: 0n, held: -BigInt(hold.target_amount) });
+      assert(released, `fx: ${liquidityAccountId(hold.target_currency)} shard ${hold.shard} does not hold ${hold.target_amount} for ${reference}`);
     });
   }
 
@@ -185,18 +221,26 @@ export class ExchangeLedger {
   }
 
   async balances(): Promise<ExchangeBalance[]> {
-    const rows = await this.#database.reader<ExchangeSchema>().selectFrom('fx_exchange_accounts').selectAll().orderBy('account_id').execute();
-    return rows.map((row) => ({ accountId: row.account_id, currency: row.currency, balance: signed(BigInt(row.balance), row.currency), held: formatMinorUnits(BigInt(row.held), row.currency) }));
+    const reader = this.#database.reader<ExchangeSchema>();
+    const accounts = await reader.selectFrom('fx_exchange_accounts').select(['account_id', 'currency']).orderBy('account_id').execute();
+    const sums = sumShards(await reader.selectFrom('fx_exchange_shards').selectAll().execute());
+    return accounts.map((account) => {
+      const sum = sums.get(account.account_id) ?? { balance: 0n, held: 0n };
+      return { accountId: account.account_id, currency: account.currency, balance: signed(sum.balance, account.currency), held: formatMinorUnits(sum.held, account.currency) };
+    });
   }
 
   /**
-   * Audits the books: each balance equals its postings, each movement sums to zero per currency,
-   * the balances of a currency sum to what was funded, and held equals the HELD holds.
+   * Audits the books: each account's balance (the sum of its shards) equals its postings, each
+   * movement sums to zero per currency, the balances of a currency sum to what was funded, each
+   * shard holds exactly the HELD holds recorded on it, and no liquidity shard holds more than its
+   * balance.
    */
   async conservationCheck(): Promise<{ ok: boolean; problems: string[] }> {
     return this.#write(async (context) => {
       const problems: string[] = [];
-      const accounts = await context.trx.selectFrom('fx_exchange_accounts').selectAll().execute();
+      const accounts = await context.trx.selectFrom('fx_exchange_accounts').selectAll().orderBy('account_id').execute();
+      const shards = await context.trx.selectFrom('fx_exchange_shards').selectAll().orderBy('account_id').orderBy('shard').execute();
       const postings = await context.trx.selectFrom('fx_exchange_postings').selectAll().execute();
       const holds = await context.trx.selectFrom('fx_exchange_holds').selectAll().where('state', '=', 'HELD').execute();
       const byAccount = new Map<string, bigint>();
@@ -208,14 +252,29 @@ export class ExchangeLedger {
         if (posting.kind === 'FUNDING') funded.set(posting.currency, (funded.get(posting.currency) ?? 0n) + amount);
         else byMovement.set(`${posting.movement_id} ${posting.currency}`, (byMovement.get(`${posting.movement_id} ${posting.currency}`) ?? 0n) + amount);
       }
+      const heldOn = new Map<string, bigint>();
+      for (const hold of holds) {
+        const key = `${liquidityAccountId(hold.target_currency)} ${hold.shard}`;
+        heldOn.set(key, (heldOn.get(key) ?? 0n) + BigInt(hold.target_amount));
+      }
+      const kinds = new Map(accounts.map((account) => [account.account_id, account.kind]));
+      for (const shard of shards) {
+        const kind = kinds.get(shard.account_id);
+        const balance = BigInt(shard.balance);
+        const held = BigInt(shard.held);
+        const key = `${shard.account_id} ${shard.shard}`;
+        if (kind === undefined) problems.push(`shard ${key} belongs to no account`);
+        if ((heldOn.get(key) ?? 0n) !== held) problems.push(`${shard.account_id} shard ${shard.shard}: held ${held} but holds ${heldOn.get(key) ?? 0n}`);
+        heldOn.delete(key);
+        if (kind === 'liquidity' && balance < held) problems.push(`${shard.account_id} shard ${shard.shard}: holds ${held} of a balance of ${balance}`);
+      }
+      for (const [key, held] of heldOn) problems.push(`holds of ${held} on ${key}, which is no shard`);
+      const sums = sumShards(shards);
       const totals = new Map<string, bigint>();
-      const heldBy = new Map<string, bigint>();
-      for (const hold of holds) heldBy.set(liquidityAccountId(hold.target_currency), (heldBy.get(liquidityAccountId(hold.target_currency)) ?? 0n) + BigInt(hold.target_amount));
       for (const account of accounts) {
-        const balance = BigInt(account.balance);
+        const balance = sums.get(account.account_id)?.balance ?? 0n;
         totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balance);
         if ((byAccount.get(account.account_id) ?? 0n) !== balance) problems.push(`${account.account_id}: balance ${balance} but postings ${byAccount.get(account.account_id) ?? 0n}`);
-        if ((heldBy.get(account.account_id) ?? 0n) !== BigInt(account.held)) problems.push(`${account.account_id}: held ${account.held} but holds ${heldBy.get(account.account_id) ?? 0n}`);
       }
       for (const [movement, sum] of byMovement) if (sum !== 0n) problems.push(`movement ${movement} sums to ${sum}`);
       for (const [currency, total] of totals) if (total !== (funded.get(currency) ?? 0n)) problems.push(`${currency}: total ${total} but funded ${funded.get(currency) ?? 0n}`);
@@ -223,8 +282,20 @@ export class ExchangeLedger {
     });
   }
 
-  #write<T>(work: (context: Context) => Promise<T>): Promise<T> {
-    return this.#database.transaction<ExchangeSchema, T>((trx) => work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString() }));
+  /**
+   * Runs an operation as one transaction. When a reservation finds its shard short
+   * (LiquidityShardShort), the transaction is rolled back and the reservation runs once more,
+   * spreading the liquidity: it is idempotent on its reference and nothing of the first run stayed.
+   */
+  async #write<T>(work: (context: Context) => Promise<T>): Promise<T> {
+    const run = (spread: boolean) =>
+      this.#database.transaction<ExchangeSchema, T>((trx) => work({ trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), spread }));
+    try {
+      return await run(false);
+    } catch (error) {
+      if (!(error instanceof LiquidityShardShort)) throw error;
+      return run(true);
+    }
   }
 }
 
@@ -232,38 +303,94 @@ function signed(minor: bigint, currency: string): string {
   return minor < 0n ? `-${formatMinorUnits(-minor, currency)}` : formatMinorUnits(minor, currency);
 }
 
+function sumShards(rows: ReadonlyArray<{ account_id: string; balance: string; held: string }>): Map<string, { balance: bigint; held: bigint }> {
+  const sums = new Map<string, { balance: bigint; held: bigint }>();
+  for (const row of rows) {
+    const sum = sums.get(row.account_id) ?? { balance: 0n, held: 0n };
+    sum.balance += BigInt(row.balance);
+    sum.held += BigInt(row.held);
+    sums.set(row.account_id, sum);
+  }
+  return sums;
+}
+
 async function lockReference(context: Context, reference: string): Promise<void> {
   if (context.lockRows) await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::integer, hashtext(${reference}))`.execute(context.trx);
 }
 
-async function lockAccounts(context: Context, ids: readonly string[]): Promise<Account[]> {
-  const sorted = [...new Set(ids)].sort();
-  let query = context.trx.selectFrom('fx_exchange_accounts').selectAll().where('account_id', 'in', sorted).orderBy('account_id');
-  if (context.lockRows) query = query.forUpdate();
-  const rows = await query.execute();
-  const found = new Map(rows.map((row) => [row.account_id, { accountId: row.account_id, currency: row.currency, balance: BigInt(row.balance), held: BigInt(row.held) }]));
-  return ids.map((id) => found.get(id)).filter((account): account is Account => account !== undefined);
+/** Liquidity shards may not hold more than their balance; no shard holds a negative amount. */
+function checkShard(accountId: string, figures: ShardFigures): void {
+  assert(figures.held >= 0n, `fx: ${accountId} shard ${figures.shard} would hold a negative amount`);
+  if (accountId.startsWith('liquidity-')) assert(figures.balance >= figures.held, `fx: ${accountId} shard ${figures.shard} would hold more than its balance`);
 }
 
-/** Writes the accounts' figures in one statement, after checking each one's invariants. */
-async function saveAccounts(context: Context, accounts: readonly Account[]): Promise<void> {
-  const distinct = [...new Set(accounts)];
-  for (const account of distinct) {
-    assert(account.held >= 0n, `fx: ${account.accountId} would hold a negative amount`);
-    if (account.accountId.startsWith('liquidity-')) assert(account.balance >= account.held, `fx: ${account.accountId} would hold more than its balance`);
+/**
+ * Adds `delta` to one shard of a liquidity account unless that would make it hold more than its
+ * balance or a negative amount; answers whether it did. On PostgreSQL one conditional UPDATE (the
+ * row lock taken by the write itself); on SQLite, whose write transaction is exclusive, a read
+ * and a write.
+ */
+async function tryShard(context: Context, accountId: string, shard: number, delta: ShardDelta): Promise<boolean> {
+  if (context.lockRows) {
+    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
+    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
+    const result = await sql<{ shard: number }>`
+      update fx_exchange_shards set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
+      where account_id = ${accountId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
+      returning shard`.execute(context.trx);
+    return result.rows.length === 1;
   }
-  const byAccount = (figure: (account: Account) => bigint) =>
+  const row = await context.trx.selectFrom('fx_exchange_shards').select(['balance', 'held']).where('account_id', '=', accountId).where('shard', '=', shard).executeTakeFirst();
+  if (row === undefined) return false;
+  const figures = { shard, balance: BigInt(row.balance) + delta.balance, held: BigInt(row.held) + delta.held };
+  if (figures.held < 0n || figures.balance < figures.held) return false;
+  await writeShard(context, accountId, figures);
+  return true;
+}
+
+/** Every shard of an account, locked on PostgreSQL in shard order. */
+async function lockShards(context: Context, accountId: string): Promise<ShardFigures[]> {
+  let query = context.trx.selectFrom('fx_exchange_shards').select(['shard', 'balance', 'held']).where('account_id', '=', accountId).orderBy('shard');
+  if (context.lockRows) query = query.forNoKeyUpdate();
+  const rows = await query.execute();
+  return rows.map((row) => ({ shard: row.shard, balance: BigInt(row.balance), held: BigInt(row.held) }));
+}
+
+/** One shard of each account, locked on PostgreSQL in account id order; keyed by account id. */
+async function lockShardOf(context: Context, accountIds: readonly string[], shard: number): Promise<Map<string, ShardFigures>> {
+  let query = context.trx
+    .selectFrom('fx_exchange_shards')
+    .select(['account_id', 'balance', 'held'])
+    .where('shard', '=', shard)
+    .where('account_id', 'in', [...new Set(accountIds)].sort())
+    .orderBy('account_id');
+  if (context.lockRows) query = query.forNoKeyUpdate();
+  const rows = await query.execute();
+  return new Map(rows.map((row) => [row.account_id, { shard, balance: BigInt(row.balance), held: BigInt(row.held) }]));
+}
+
+async function writeShard(context: Context, accountId: string, figures: ShardFigures): Promise<void> {
+  checkShard(accountId, figures);
+  await context.trx
+    .updateTable('fx_exchange_shards')
+    .set({ balance: figures.balance.toString(), held: figures.held.toString(), updated_at: context.now })
+    .where('account_id', '=', accountId)
+    .where('shard', '=', figures.shard)
+    .execute();
+}
+
+/** Writes one shard of several accounts in one statement, after checking each one's invariants. */
+async function saveShards(context: Context, shard: number, figures: ReadonlyMap<string, { balance: bigint; held: bigint }>): Promise<void> {
+  for (const [accountId, { balance, held }] of figures) checkShard(accountId, { shard, balance, held });
+  const byAccount = (figure: 'balance' | 'held') =>
     sql<string>`case account_id ${sql.join(
-      distinct.map((account) => sql`when ${account.accountId} then ${figure(account).toString()}`),
+      [...figures].map(([accountId, values]) => sql`when ${accountId} then ${values[figure].toString()}`),
       sql` `,
     )} end`;
   await context.trx
-    .updateTable('fx_exchange_accounts')
-    .set({ balance: byAccount((account) => account.balance), held: byAccount((account) => account.held), updated_at: context.now })
-    .where(
-      'account_id',
-      'in',
-      distinct.map((account) => account.accountId),
-    )
+    .updateTable('fx_exchange_shards')
+    .set({ balance: byAccount('balance'), held: byAccount('held'), updated_at: context.now })
+    .where('shard', '=', shard)
+    .where('account_id', 'in', [...figures.keys()])
     .execute();
 }

@@ -1,4 +1,8 @@
 import type { Migration } from '../../../adapters/store/sql-database.js';
+import { evenParts } from '../../../shared/shards.js';
+
+/** Shards per account when the books were sharded (fx-exchange-002); the ledger's EXCHANGE_SHARDS. */
+const SHARDS = 8;
 
 /** The sandbox exchange's books: applied with the FX store's migrations, same database. */
 export const sandboxExchangeMigrations: readonly Migration[] = [
@@ -38,13 +42,53 @@ export const sandboxExchangeMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    id: 'fx-exchange-002-shards',
+    async up(db) {
+      // Each account's figures move into shards (exchange-ledger.ts), so that conversions do not
+      // all change one row per currency. Holds already open stay on shard 0, which takes the
+      // account's held amount; a liquidity account's available amount is spread evenly, the
+      // remainder on shard 0; a clearing account's balance (which may be below zero) stays whole
+      // on shard 0. The accounts keep only what never changes. Amounts are whole minor units.
+      await db.schema
+        .createTable('fx_exchange_shards')
+        .addColumn('account_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('shard', 'integer', (c) => c.notNull())
+        .addColumn('balance', 'varchar(64)', (c) => c.notNull())
+        .addColumn('held', 'varchar(64)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('fx_exchange_shards_pk', ['account_id', 'shard'])
+        .execute();
+      await db.schema.alterTable('fx_exchange_holds').addColumn('shard', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      const accounts: Array<{ account_id: string; kind: string; balance: string; held: string }> = await db
+        .selectFrom('fx_exchange_accounts')
+        .select(['account_id', 'kind', 'balance', 'held'])
+        .execute();
+      const now = new Date().toISOString();
+      for (const account of accounts) {
+        const held = BigInt(account.held);
+        const available = BigInt(account.balance) - held;
+        const parts = account.kind === 'liquidity' ? evenParts(available, SHARDS) : Array.from({ length: SHARDS }, (_, shard) => (shard === 0 ? available : 0n));
+        await db
+          .insertInto('fx_exchange_shards')
+          .values(parts.map((part, shard) => ({ account_id: account.account_id, shard, balance: (shard === 0 ? held + part : part).toString(), held: (shard === 0 ? held : 0n).toString(), updated_at: now })))
+          .execute();
+      }
+      await db.schema.alterTable('fx_exchange_accounts').dropColumn('balance').execute();
+      await db.schema.alterTable('fx_exchange_accounts').dropColumn('held').execute();
+    },
+  },
 ];
 
 export interface ExchangeSchema {
-  fx_exchange_accounts: { account_id: string; kind: string; currency: string; balance: string; held: string; updated_at: string };
+  /** What never changes about an account; its figures are the sums of its shards. */
+  fx_exchange_accounts: { account_id: string; kind: string; currency: string; updated_at: string };
+  fx_exchange_shards: { account_id: string; shard: number; balance: string; held: string; updated_at: string };
   fx_exchange_holds: {
     reference: string;
     state: string;
+    /** The shard of every account the conversion uses (0 for holds older than the shards). */
+    shard: number;
     target_currency: string;
     target_amount: string;
     source_currency: string | null;
