@@ -25,10 +25,12 @@ import type { ExchangeSchema } from './exchange-migrations.js';
  * (spreadFor), so a reservation is refused only when the liquidity as a whole is short.
  *
  * Each operation is one transaction, idempotent on its reference. On PostgreSQL a reference's
- * operations take turns on an advisory lock; shard rows are locked last, always in the order
- * (account id, shard): a reservation or release changes one row with one conditional UPDATE, a
- * commit locks its four rows of one shard sorted by account id, a spread every shard of one
- * account in shard order. So no two operations deadlock.
+ * operations take turns on its hold: a reservation inserts it (the primary key decides between
+ * two), a commit or a release changes it from HELD (the row lock decides), and whoever comes
+ * second reads what the first left. Shard rows are locked last, always in the order (account id,
+ * shard): a reservation or release changes one row with one conditional UPDATE, a commit locks
+ * its four rows of one shard sorted by account id, a spread every shard of one account in shard
+ * order. No operation touches two references' holds, so no two operations deadlock.
  */
 
 type Trx = Kysely<ExchangeSchema>;
@@ -49,7 +51,7 @@ export const clearingAccountId = (currency: string): string => `clearing-${curre
 /** The shard a conversion's operations use, in every account. */
 export const exchangeShardOf = (reference: string): number => shardOf(reference, EXCHANGE_SHARDS);
 
-/** "fxhd" in ASCII: the key space of the advisory locks per reference. */
+/** "fxhd" in ASCII: the advisory lock taken while the books are opened. */
 const LOCK_SPACE = 0x66786864;
 
 /** Thrown by a reservation's first run when its shard of the liquidity cannot cover it. */
@@ -104,23 +106,27 @@ export class ExchangeLedger {
 
   reserve(reference: string, target: Money): Promise<void> {
     return this.#write(async (context) => {
-      await lockReference(context, reference);
       const minor = toMinorUnits(target.amount, target.currency);
       assert(minor > 0n, `fx reserve ${reference} of ${target.amount}`);
-      const hold = await context.trx.selectFrom('fx_exchange_holds').selectAll().where('reference', '=', reference).executeTakeFirst();
-      if (hold !== undefined) {
+      // The hold first: its primary key decides between two operations on one reference (a
+      // second insert waits for the first's transaction and then finds it). The liquidity shard
+      // last: its lock is held for one update and the commit. A refusal below throws, and the
+      // transaction takes the hold back with it.
+      const shard = exchangeShardOf(reference);
+      const inserted = await context.trx
+        .insertInto('fx_exchange_holds')
+        .values({ reference, state: 'HELD', shard, target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
+        .onConflict((oc) => oc.column('reference').doNothing())
+        .returning('reference')
+        .executeTakeFirst();
+      if (inserted === undefined) {
+        const hold = await readHold(context, reference);
+        assert(hold !== undefined, `fx: the hold ${reference} conflicted but cannot be read`);
         if (hold.state === 'RELEASED' && hold.target_amount === '0') throw new ConnectorError('TransferStateConflict', 'the conversion was released before it was reserved');
         if (hold.target_currency !== target.currency || hold.target_amount !== minor.toString()) throw new ConnectorError('ModifiedRequest', 'another reservation under this reference');
         if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the conversion was released');
         return;
       }
-      // The hold first, the liquidity shard last: its lock is held for one update and the commit.
-      // A refusal below throws, and the transaction takes the hold back with it.
-      const shard = exchangeShardOf(reference);
-      await context.trx
-        .insertInto('fx_exchange_holds')
-        .values({ reference, state: 'HELD', shard, target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
-        .execute();
       const liquidity = liquidityAccountId(target.currency);
       const delta = { balance: 0n, held: minor };
       if (!context.spread) {
@@ -140,19 +146,31 @@ export class ExchangeLedger {
 
   commit(reference: string, source: Money, target: Money): Promise<void> {
     return this.#write(async (context) => {
-      await lockReference(context, reference);
-      const hold = await context.trx.selectFrom('fx_exchange_holds').selectAll().where('reference', '=', reference).executeTakeFirst();
-      if (hold === undefined) throw new ConnectorError('FxConversionNotFound', 'nothing held under this reference');
       const targetMinor = toMinorUnits(target.amount, target.currency);
       const sourceMinor = toMinorUnits(source.amount, source.currency);
-      if (hold.target_currency !== target.currency || hold.target_amount !== targetMinor.toString()) throw new ConnectorError('ModifiedRequest', 'the commit differs from the reservation');
-      if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the conversion was released');
-      if (hold.state === 'COMMITTED') {
+      // The hold moves to COMMITTED only from HELD with the reserved target: the update takes the
+      // hold's row lock, so a commit and a release of one reference take turns. Anything else
+      // is answered from the hold as it stands.
+      const held = await context.trx
+        .updateTable('fx_exchange_holds')
+        .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
+        .where('reference', '=', reference)
+        .where('state', '=', 'HELD')
+        .where('target_currency', '=', target.currency)
+        .where('target_amount', '=', targetMinor.toString())
+        .returning('shard')
+        .executeTakeFirst();
+      if (held === undefined) {
+        const hold = await readHold(context, reference);
+        if (hold === undefined) throw new ConnectorError('FxConversionNotFound', 'nothing held under this reference');
+        if (hold.target_currency !== target.currency || hold.target_amount !== targetMinor.toString()) throw new ConnectorError('ModifiedRequest', 'the commit differs from the reservation');
+        if (hold.state === 'RELEASED') throw new ConnectorError('TransferStateConflict', 'the conversion was released');
+        assert(hold.state === 'COMMITTED', `fx: the hold ${reference} is ${hold.state} but could not be committed`);
         if (hold.source_currency !== source.currency || hold.source_amount !== sourceMinor.toString()) throw new ConnectorError('ModifiedRequest', 'committed with another source amount');
         return;
       }
-      // Everything that does not touch the shared shard rows first (the postings, the hold), then
-      // the hold's shard of each account locked, changed in one statement and committed.
+      // The postings, then the hold's shard of each account locked, changed in one statement and
+      // committed.
       const legs: Array<[string, string, bigint]> = [
         [clearingAccountId(source.currency), source.currency, -sourceMinor],
         [liquidityAccountId(source.currency), source.currency, sourceMinor],
@@ -163,14 +181,9 @@ export class ExchangeLedger {
         .insertInto('fx_exchange_postings')
         .values(legs.map(([accountId, currency, amount], leg) => ({ movement_id: `commit:${reference}`, leg, kind: 'TRANSFER', account_id: accountId, currency, amount: amount.toString(), created_at: context.now })))
         .execute();
-      await context.trx
-        .updateTable('fx_exchange_holds')
-        .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
-        .where('reference', '=', reference)
-        .execute();
       // Each currency's liquidity, then its clearing: the first missing account is the one named.
       const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
-      const rows = await lockShardOf(context, ids, hold.shard);
+      const rows = await lockShardOf(context, ids, held.shard);
       const missing = ids.find((id) => !rows.has(id));
       if (missing !== undefined) throw new ConnectorError('FxPairNotSupported', `no account ${missing}`);
       const changed = new Map<string, { balance: bigint; held: bigint }>();
@@ -182,27 +195,42 @@ export class ExchangeLedger {
       // The balances move by the postings' legs; the target's hold is paid out.
       for (const [accountId, , amount] of legs) figures(accountId).balance += amount;
       figures(liquidityAccountId(target.currency)).held -= targetMinor;
-      await saveShards(context, hold.shard, changed);
+      await saveShards(context, held.shard, changed);
     });
   }
 
   /** Releases a hold; with none, records the reference released (a late reserve is then refused). */
   release(reference: string): Promise<void> {
     return this.#write(async (context) => {
-      await lockReference(context, reference);
-      const hold = await context.trx.selectFrom('fx_exchange_holds').selectAll().where('reference', '=', reference).executeTakeFirst();
-      if (hold === undefined) {
-        await context.trx
+      // A reservation may be committing its hold while this runs: then the placeholder's insert
+      // waits for it, finds the hold, and the release is tried once more.
+      for (let attempt = 1; attempt <= 2; attempt += 1) {
+        const released = await context.trx
+          .updateTable('fx_exchange_holds')
+          .set({ state: 'RELEASED', updated_at: context.now })
+          .where('reference', '=', reference)
+          .where('state', '=', 'HELD')
+          .returning(['shard', 'target_currency', 'target_amount'])
+          .executeTakeFirst();
+        if (released !== undefined) {
+          const liquidity = liquidityAccountId(released.target_currency);
+          const given = await tryShard(context, liquidity, released.shard, { balance: 0n, held: -BigInt(released.target_amount) });
+          assert(given, `fx: ${liquidity} shard ${released.shard} does not hold ${released.target_amount} for ${reference}`);
+          return;
+        }
+        const recorded = await context.trx
           .insertInto('fx_exchange_holds')
           .values({ reference, state: 'RELEASED', shard: exchangeShardOf(reference), target_currency: 'XXX', target_amount: '0', source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
-          .execute();
-        return;
+          .onConflict((oc) => oc.column('reference').doNothing())
+          .returning('reference')
+          .executeTakeFirst();
+        if (recorded !== undefined) return;
+        const hold = await readHold(context, reference);
+        assert(hold !== undefined, `fx: the hold ${reference} conflicted but cannot be read`);
+        if (hold.state === 'RELEASED') return;
+        if (hold.state === 'COMMITTED') throw new ConnectorError('TransferStateConflict', 'the conversion was committed');
       }
-      if (hold.state === 'RELEASED') return;
-      if (hold.state === 'COMMITTED') throw new ConnectorError('TransferStateConflict', 'the conversion was committed');
-      await context.trx.updateTable('fx_exchange_holds').set({ state: 'RELEASED', updated_at: context.now }).where('reference', '=', reference).execute();
-      const released = await tryShard(context, liquidityAccountId(hold.target_currency), hold.shard, { balance: 0n, held: -BigInt(hold.target_amount) });
-      assert(released, `fx: ${liquidityAccountId(hold.target_currency)} shard ${hold.shard} does not hold ${hold.target_amount} for ${reference}`);
+      throw new Error(`fx: the hold ${reference} stayed HELD through two releases`);
     });
   }
 
@@ -314,8 +342,8 @@ function sumShards(rows: ReadonlyArray<{ account_id: string; balance: string; he
   return sums;
 }
 
-async function lockReference(context: Context, reference: string): Promise<void> {
-  if (context.lockRows) await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::integer, hashtext(${reference}))`.execute(context.trx);
+function readHold(context: Context, reference: string) {
+  return context.trx.selectFrom('fx_exchange_holds').selectAll().where('reference', '=', reference).executeTakeFirst();
 }
 
 /** Liquidity shards may not hold more than their balance; no shard holds a negative amount. */
