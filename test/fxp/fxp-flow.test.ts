@@ -197,11 +197,16 @@ describe('FX provider mode: refusals, each a distinct 4xx', () => {
 
   it('stale rates refuse quotes with 5100 and /health says so; a refresh brings them back', async () => {
     const fx = await start({ FX_RATE_MAX_AGE_MS: '60000' });
+    const first = fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100', expiration: '2026-11-23T11:00:00.000Z' });
+    const firstAnswer = await fx.call('POST', '/fxQuotes', first);
+    expect(firstAnswer.status).toBe(200);
     const health = await fx.call('GET', '/health');
     expect(health).toEqual({ status: 200, body: { status: 'ok', checks: { store: 'ok', exchange: 'ok', rates: 'ok' }, rates: { asOf: '2026-11-23T10:00:00.000Z', ageMs: 0, stale: false, pairs: 6 } } });
     fx.clock.advance(60_001);
     expect(await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100', expiration: '2026-11-23T11:00:00.000Z' }))).toEqual({ status: 422, body: { statusCode: '5100', message: 'Exchange rates unavailable: rates are 60 s old (FX_RATE_MAX_AGE_MS 60000)' } });
     expect(await fx.call('GET', '/health')).toEqual({ status: 503, body: { statusCode: '2003', message: 'unhealthy: rates failed' } });
+    // A repeat of a request quoted before the rates went stale gets its first answer.
+    expect(await fx.call('POST', '/fxQuotes', first)).toEqual(firstAnswer);
     expect(await fx.app.rates.refresh()).toBe(true);
     expect((await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }))).status).toBe(200);
   });

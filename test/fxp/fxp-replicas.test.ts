@@ -67,4 +67,30 @@ describe('FX provider mode, two replicas on PostgreSQL', () => {
     expect(balances['liquidity-mwk']).toBe(`${formatMinorUnits(toMinorUnits('50000000', 'MWK') - committedTarget, 'MWK')}/0`);
     expect(await first.app.ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
   }, 120_000);
+
+  it('a conversion costs one statement to quote, eight to reserve and eight to commit, each step one commit at the database', async () => {
+    const [first] = replicas;
+    if (first === undefined) throw new Error('no replica');
+    const { database: db } = first.app;
+    const step = async (method: 'POST' | 'PUT', path: string, body: unknown) => {
+      const before = db.work();
+      const answer = await first.call(method, path, body);
+      const after = db.work();
+      return { status: answer.status, body: answer.body, statements: after.statements - before.statements, commits: after.commits - before.commits };
+    };
+    const quoted = await step('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+    expect([quoted.status, quoted.statements, quoted.commits]).toEqual([200, 1, 1]);
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    // Two reads (the conversion, its quote), the audited insert, the exchange's reservation
+    // (BEGIN, hold, liquidity shard, COMMIT) and the audited RESERVED.
+    const reserved = await step('POST', '/fxTransfers', transfer);
+    expect([reserved.status, reserved.statements, reserved.commits]).toEqual([200, 8, 3]);
+    // The audited COMMITTING, the exchange's commit (BEGIN, hold, postings, shards locked and
+    // written, COMMIT) and the audited COMMITTED.
+    const committed = await step('PUT', `/fxTransfers/${String(transfer['commitRequestId'])}`, { conversionState: 'COMMITTED' });
+    expect([committed.status, committed.statements, committed.commits]).toEqual([200, 8, 3]);
+    // A repeat of the commit reads the conversion after its compare-and-set finds nothing to move.
+    const repeat = await step('PUT', `/fxTransfers/${String(transfer['commitRequestId'])}`, { conversionState: 'COMMITTED' });
+    expect([repeat.status, repeat.statements, repeat.commits]).toEqual([200, 2, 1]);
+  });
 });

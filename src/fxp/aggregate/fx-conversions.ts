@@ -8,7 +8,7 @@ import { KeyedSerializer } from '../../shared/keyed-serializer.js';
 import { ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
-import type { ConversionRecord, FxStore } from '../store/fx-store.js';
+import type { ConversionRecord, FxQuoteRecord, FxStore } from '../store/fx-store.js';
 import type { RateSource } from './rate-source.js';
 
 /** POST /fxQuotes as the switch connector sends it (backend API v2.1, FxQuotesPostBackendRequest). */
@@ -69,19 +69,33 @@ export class FxConversions {
   }
 
   async #quote(body: FxQuoteRequest): Promise<unknown> {
-    const { store, clock } = this.deps;
+    const { store } = this.deps;
     const hash = requestHash(body);
-    const existing = await store.findQuoteByRequest(body.conversionRequestId);
-    if (existing !== undefined) return answerRepeat(existing.requestHash, hash, existing.answer);
     const terms = body.conversionTerms;
-    const sameConversion = await store.findQuote(terms.conversionId);
-    if (sameConversion !== undefined) {
-      // A duplicate stored between our two reads is the same request, not another one.
-      if (sameConversion.conversionRequestId === body.conversionRequestId) return answerRepeat(sameConversion.requestHash, hash, sameConversion.answer);
-      throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+    // Priced and inserted without a read first: a repeat finds its first answer stored, and a
+    // repeat that would no longer pass the checks (expired, rates changed) is answered from it too.
+    let priced: { readonly answer: unknown; readonly record: FxQuoteRecord };
+    try {
+      priced = this.#price(body, hash);
+    } catch (error) {
+      const stored = await store.findQuoteByRequest(body.conversionRequestId);
+      if (stored === undefined) throw error;
+      return answerRepeat(stored.requestHash, hash, stored.answer);
     }
+    if (!(await store.insertQuote(priced.record))) {
+      // A repeat, a racing duplicate, or another request under this conversionId.
+      const stored = await store.findQuoteByRequest(body.conversionRequestId);
+      if (stored === undefined) throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
+      return answerRepeat(stored.requestHash, hash, stored.answer);
+    }
+    this.deps.logger.info({ conversionId: terms.conversionId, amountType: terms.amountType, rate: priced.record.rate }, 'conversion quoted');
+    return priced.answer;
+  }
 
-    const now = clock.now();
+  /** The answer to a quote request and the record stored for it; throws what refuses it. */
+  #price(body: FxQuoteRequest, hash: string): { readonly answer: unknown; readonly record: FxQuoteRecord } {
+    const terms = body.conversionTerms;
+    const now = this.deps.clock.now();
     const requestExpiry = terms.expiration === undefined ? undefined : Date.parse(terms.expiration);
     if (requestExpiry !== undefined && requestExpiry <= now.getTime()) throw new ConnectorError('QuoteExpired', 'the request expired before it was quoted');
     const pricing = this.deps.rates.pricing(terms.sourceAmount.currency, terms.targetAmount.currency);
@@ -101,28 +115,22 @@ export class FxConversions {
         charges: [{ chargeType: 'CONVERSION_FEE', sourceAmount: conversion.charges.source, targetAmount: conversion.charges.target }],
       },
     };
-    const stored = JSON.stringify(answer);
-    const inserted = await store.insertQuote({
-      conversionId: terms.conversionId,
-      conversionRequestId: body.conversionRequestId,
-      requestHash: hash,
-      amountType: terms.amountType,
-      sourceCurrency: conversion.source.currency,
-      sourceAmount: conversion.source.amount,
-      targetCurrency: conversion.target.currency,
-      targetAmount: conversion.target.amount,
-      rate: conversion.rate,
-      expiration,
-      answer: stored,
-    });
-    if (!inserted) {
-      // A duplicate raced us: answer what it stored, if it is the same request.
-      const raced = await store.findQuoteByRequest(body.conversionRequestId);
-      if (raced === undefined) throw new ConnectorError('ModifiedRequest', `conversionId ${terms.conversionId} was quoted under another conversionRequestId`);
-      return answerRepeat(raced.requestHash, hash, raced.answer);
-    }
-    this.deps.logger.info({ conversionId: terms.conversionId, amountType: terms.amountType, rate: conversion.rate }, 'conversion quoted');
-    return answer;
+    return {
+      answer,
+      record: {
+        conversionId: terms.conversionId,
+        conversionRequestId: body.conversionRequestId,
+        requestHash: hash,
+        amountType: terms.amountType,
+        sourceCurrency: conversion.source.currency,
+        sourceAmount: conversion.source.amount,
+        targetCurrency: conversion.target.currency,
+        targetAmount: conversion.target.amount,
+        rate: conversion.rate,
+        expiration,
+        answer: JSON.stringify(answer),
+      },
+    };
   }
 
   async transfer(body: FxTransferRequest): Promise<{ conversionState: 'RESERVED' | 'COMMITTED'; homeTransactionId: string }> {
@@ -154,9 +162,10 @@ export class FxConversions {
         expiration,
         nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs),
       });
+      if (inserted !== undefined) return this.#resumeTransfer(inserted);
       // Not inserted: a racing duplicate stored it first, answered as a repeat.
       const conversion = await this.#reread(id);
-      if (!inserted && conversion.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
+      if (conversion.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
       return this.#resumeTransfer(conversion);
     });
   }
@@ -206,6 +215,15 @@ export class FxConversions {
   async notify(id: string, body: Record<string, unknown>, method: 'PUT' | 'PATCH'): Promise<void> {
     const word = readFxNotification(body, method);
     await this.#serial.run(id, async () => {
+      // The usual case first: a reserved conversion's intent recorded by compare-and-set, without
+      // a read; anything else (a repeat, another state, an unknown id) is read and answered below.
+      if (word.kind === 'commit') {
+        const intent = await this.deps.store.transition(id, ['RESERVED'], 'COMMITTING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+        if (intent !== undefined) return this.finishCommit(intent);
+      } else if (word.kind === 'abort') {
+        const intent = await this.deps.store.transition(id, ['RESERVED', 'RESERVING'], 'RELEASING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+        if (intent !== undefined) return this.finishRelease(intent);
+      }
       const conversion = await this.deps.store.findConversion(id);
       if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
       if (word.kind === 'doubtful') {

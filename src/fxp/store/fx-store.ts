@@ -154,10 +154,10 @@ export class FxStore {
     return row === undefined ? undefined : quoteOf(row);
   }
 
-  /** Inserts a quote; false when its conversion or request id exists already (a racing duplicate). */
+  /** Inserts a quote, one statement on its own; false when its conversion or request id exists already (a repeat or a racing duplicate). */
   async insertQuote(quote: FxQuoteRecord): Promise<boolean> {
-    return this.#database.transaction<Schema, boolean>(async (trx) => {
-      const result = await trx
+    return this.#database.autocommit<Schema, boolean>(async (db) => {
+      const result = await db
           .insertInto('fx_quotes')
           .values({
             conversion_id: quote.conversionId,
@@ -184,8 +184,8 @@ export class FxStore {
     return row === undefined ? undefined : conversionOf(row);
   }
 
-  /** Inserts a conversion in RESERVING; false when one exists under its id already. */
-  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<boolean> {
+  /** Inserts a conversion in RESERVING and answers it as stored; undefined when one exists under its id already. */
+  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
     const write = this.#database
       .reader<Schema>()
@@ -212,7 +212,8 @@ export class FxStore {
       })
       .onConflict((oc) => oc.doNothing())
       .returningAll();
-    return (await auditedWrite(this.#database, audit(conversion.commitRequestId, write, 'created', null, undefined, now))) !== undefined;
+    const row = await auditedWrite<Selectable<Schema['fx_conversions']>>(this.#database, audit(conversion.commitRequestId, write, 'created', null, undefined, now));
+    return row === undefined ? undefined : conversionOf(row);
   }
 
   /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
