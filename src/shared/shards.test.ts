@@ -47,4 +47,8 @@ describe('spreadFor', () => {
     expect(spreadFor(shards, 0, { balance: 0n, held: 116n })).toBeUndefined();
     expect(spreadFor(shards, 0, { balance: 0n, held: 115n })?.map((shard) => shard.balance - shard.held)).toEqual([0n, 0n, 0n]);
   });
+
+  it('refuses to spread onto a shard the account does not have', () => {
+    expect(() => spreadFor(shards, 3, { balance: 0n, held: 1n })).toThrow('no shard 3 among 3 to spread onto');
+  });
 });

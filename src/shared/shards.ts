@@ -40,9 +40,11 @@ export function evenParts(amount: bigint, count: number): bigint[] {
  * out: balance down). The preferred shard gets what is needed plus an equal share of the rest,
  * every other shard an equal share, and the remainder of the division stays on the preferred
  * shard. Every shard keeps what it holds. Answers the new figures of every shard, in the order
- * given, or undefined when the shards together cannot cover the change.
+ * given, or undefined when the shards together cannot cover the change. Throws when `preferred`
+ * is not among the shards (the books have fewer shards than the operation hashed to).
  */
 export function spreadFor(shards: readonly ShardFigures[], preferred: number, delta: ShardDelta): ShardFigures[] | undefined {
+  if (!shards.some((shard) => shard.shard === preferred)) throw new Error(`no shard ${preferred} among ${shards.length} to spread onto`);
   const need = delta.held - delta.balance;
   const available = shards.reduce((total, shard) => total + (shard.balance - shard.held), 0n);
   if (available < need) return undefined;
