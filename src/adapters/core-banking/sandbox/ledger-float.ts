@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import { evenParts, shardOf as shardOfKey, spreadFor, type ShardDelta, type ShardFigures } from '../../../shared/shards.js';
-import { minorOf, recordFunding, type AccountRef, type BookContext } from './ledger-book.js';
+import { lockShardRows, tryShardRow, writeShardRow } from '../../store/shard-rows.js';
+import { recordFunding, type AccountRef, type BookContext } from './ledger-book.js';
 
 /**
  * The float kept in shards: a float's balance and held amount are the sums of its rows in
@@ -73,7 +74,7 @@ export async function openShards(context: BookContext, floatId: string): Promise
  * it holds, or a credit. Anything else means the books are broken.
  */
 export async function changeShard(context: BookContext, floatId: string, shard: number, delta: ShardDelta): Promise<void> {
-  const changed = await tryShard(context, floatId, shard, delta);
+  const changed = await tryShardRow(context, 'sandbox_float_shards', floatId, shard, delta);
   assert(changed, `sandbox: float ${floatId} shard ${shard} refused a change of balance ${delta.balance}, held ${delta.held}`);
 }
 
@@ -100,10 +101,10 @@ export class ShardShort extends Error {
  */
 export async function takeFromFloat(context: BookContext, floatId: string, preferred: number, delta: ShardDelta): Promise<boolean> {
   if (context.spreadFloat !== true) {
-    if (await tryShard(context, floatId, preferred, delta)) return true;
+    if (await tryShardRow(context, 'sandbox_float_shards', floatId, preferred, delta)) return true;
     throw new ShardShort(floatId, preferred);
   }
-  const shards = await lockShards(context, floatId);
+  const shards = await lockShardRows(context, 'sandbox_float_shards', floatId);
   assert(shards.some((shard) => shard.shard === preferred), `sandbox: float ${floatId} has no shard ${preferred}`);
   const spread = spreadFor(shards, preferred, delta);
   if (spread === undefined) return false;
@@ -120,7 +121,7 @@ export async function takeFromFloat(context: BookContext, floatId: string, prefe
  */
 export async function fundFloat(context: BookContext, movementId: string, float: AccountRef, minor: bigint): Promise<void> {
   await recordFunding(context, movementId, float, minor);
-  const shards = await lockShards(context, float.accountId);
+  const shards = await lockShardRows(context, 'sandbox_float_shards', float.accountId);
   assert(shards.length > 0, `sandbox: float ${float.accountId} has no shards`);
   const credits = evenParts(minor, shards.length);
   for (const [index, shard] of shards.entries()) {
@@ -129,50 +130,7 @@ export async function fundFloat(context: BookContext, movementId: string, float:
   }
 }
 
-/**
- * Adds `delta` to a shard unless that would break its invariants (held >= 0, balance >= held);
- * answers whether it did. On PostgreSQL one conditional UPDATE (the row lock taken by the write
- * itself, numeric arithmetic on the stored integers); on SQLite, whose write transaction is
- * exclusive, a read and a write.
- */
-async function tryShard(context: BookContext, floatId: string, shard: number, delta: ShardDelta): Promise<boolean> {
-  if (context.lockRows) {
-    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
-    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
-    const result = await sql<{ shard: number }>`
-      update sandbox_float_shards set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
-      where account_id = ${floatId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
-      returning shard`.execute(context.trx);
-    return result.rows.length === 1;
-  }
-  const row = await context.trx
-    .selectFrom('sandbox_float_shards')
-    .select(['balance', 'held'])
-    .where('account_id', '=', floatId)
-    .where('shard', '=', shard)
-    .executeTakeFirst();
-  if (row === undefined) return false;
-  const balance = minorOf(row.balance) + delta.balance;
-  const held = minorOf(row.held) + delta.held;
-  if (held < 0n || balance < held) return false;
-  await writeShard(context, floatId, shard, balance, held);
-  return true;
-}
-
-/** Every shard of a float, locked on PostgreSQL in shard order (the order every rebalance takes). */
-async function lockShards(context: BookContext, floatId: string): Promise<ShardFigures[]> {
-  let query = context.trx.selectFrom('sandbox_float_shards').select(['shard', 'balance', 'held']).where('account_id', '=', floatId).orderBy('shard');
-  if (context.lockRows) query = query.forNoKeyUpdate();
-  const rows = await query.execute();
-  return rows.map((row) => ({ shard: row.shard, balance: minorOf(row.balance), held: minorOf(row.held) }));
-}
-
 async function writeShard(context: BookContext, floatId: string, shard: number, balance: bigint, held: bigint): Promise<void> {
   assert(held >= 0n && balance >= held, `sandbox: float ${floatId} shard ${shard} would hold ${held} of ${balance}`);
-  await context.trx
-    .updateTable('sandbox_float_shards')
-    .set({ balance: balance.toString(), held: held.toString(), updated_at: context.now })
-    .where('account_id', '=', floatId)
-    .where('shard', '=', shard)
-    .execute();
+  await writeShardRow(context, 'sandbox_float_shards', floatId, { shard, balance, held });
 }

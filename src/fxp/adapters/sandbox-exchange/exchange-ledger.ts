@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../../adapters/store/sql-database.js';
-import { evenParts, shardOf, spreadFor, type ShardDelta, type ShardFigures } from '../../../shared/shards.js';
+import { lockShardRows, tryShardRow, writeShardRow } from '../../../adapters/store/shard-rows.js';
+import { evenParts, shardOf, spreadFor, type ShardFigures } from '../../../shared/shards.js';
 import type { ConversionHoldStatus } from '../../ports/exchange.js';
 import type { SandboxExchangeConfig } from './exchange-config.js';
 import type { ExchangeSchema } from './exchange-migrations.js';
@@ -130,10 +131,10 @@ export class ExchangeLedger {
       const liquidity = liquidityAccountId(target.currency);
       const delta = { balance: 0n, held: minor };
       if (!context.spread) {
-        if (await tryShard(context, liquidity, shard, delta)) return;
+        if (await tryShardRow(context, 'fx_exchange_shards', liquidity, shard, delta)) return;
         throw new LiquidityShardShort(liquidity, shard);
       }
-      const shards = await lockShards(context, liquidity);
+      const shards = await lockShardRows(context, 'fx_exchange_shards', liquidity);
       if (shards.length === 0) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
       const spread = spreadFor(shards, shard, delta);
       if (spread === undefined) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
@@ -214,7 +215,7 @@ export class ExchangeLedger {
           .executeTakeFirst();
         if (released !== undefined) {
           const liquidity = liquidityAccountId(released.target_currency);
-          const given = await tryShard(context, liquidity, released.shard, { balance: 0n, held: -BigInt(released.target_amount) });
+          const given = await tryShardRow(context, 'fx_exchange_shards', liquidity, released.shard, { balance: 0n, held: -BigInt(released.target_amount) });
           assert(given, `fx: ${liquidity} shard ${released.shard} does not hold ${released.target_amount} for ${reference}`);
           return;
         }
@@ -352,38 +353,6 @@ function checkShard(accountId: string, figures: ShardFigures): void {
   if (accountId.startsWith('liquidity-')) assert(figures.balance >= figures.held, `fx: ${accountId} shard ${figures.shard} would hold more than its balance`);
 }
 
-/**
- * Adds `delta` to one shard of a liquidity account unless that would make it hold more than its
- * balance or a negative amount; answers whether it did. On PostgreSQL one conditional UPDATE (the
- * row lock taken by the write itself); on SQLite, whose write transaction is exclusive, a read
- * and a write.
- */
-async function tryShard(context: Context, accountId: string, shard: number, delta: ShardDelta): Promise<boolean> {
-  if (context.lockRows) {
-    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
-    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
-    const result = await sql<{ shard: number }>`
-      update fx_exchange_shards set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
-      where account_id = ${accountId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
-      returning shard`.execute(context.trx);
-    return result.rows.length === 1;
-  }
-  const row = await context.trx.selectFrom('fx_exchange_shards').select(['balance', 'held']).where('account_id', '=', accountId).where('shard', '=', shard).executeTakeFirst();
-  if (row === undefined) return false;
-  const figures = { shard, balance: BigInt(row.balance) + delta.balance, held: BigInt(row.held) + delta.held };
-  if (figures.held < 0n || figures.balance < figures.held) return false;
-  await writeShard(context, accountId, figures);
-  return true;
-}
-
-/** Every shard of an account, locked on PostgreSQL in shard order. */
-async function lockShards(context: Context, accountId: string): Promise<ShardFigures[]> {
-  let query = context.trx.selectFrom('fx_exchange_shards').select(['shard', 'balance', 'held']).where('account_id', '=', accountId).orderBy('shard');
-  if (context.lockRows) query = query.forNoKeyUpdate();
-  const rows = await query.execute();
-  return rows.map((row) => ({ shard: row.shard, balance: BigInt(row.balance), held: BigInt(row.held) }));
-}
-
 /** One shard of each account, locked on PostgreSQL in account id order; keyed by account id. */
 async function lockShardOf(context: Context, accountIds: readonly string[], shard: number): Promise<Map<string, ShardFigures>> {
   let query = context.trx
@@ -399,12 +368,7 @@ async function lockShardOf(context: Context, accountIds: readonly string[], shar
 
 async function writeShard(context: Context, accountId: string, figures: ShardFigures): Promise<void> {
   checkShard(accountId, figures);
-  await context.trx
-    .updateTable('fx_exchange_shards')
-    .set({ balance: figures.balance.toString(), held: figures.held.toString(), updated_at: context.now })
-    .where('account_id', '=', accountId)
-    .where('shard', '=', figures.shard)
-    .execute();
+  await writeShardRow(context, 'fx_exchange_shards', accountId, figures);
 }
 
 /** Writes one shard of several accounts in one statement, after checking each one's invariants. */

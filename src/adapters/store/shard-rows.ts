@@ -1,0 +1,78 @@
+import { sql, type Kysely } from 'kysely';
+import { assert } from '../../domain/errors.js';
+import type { ShardDelta, ShardFigures } from '../../shared/shards.js';
+
+/**
+ * Rows of an account kept in shards (src/shared/shards.ts): a table keyed by (account_id, shard)
+ * with balance and held as decimal strings of minor units. The sandbox float and the sandbox
+ * exchange's accounts both keep their figures so; both go through these functions so that their
+ * shards are changed and locked alike.
+ */
+export type ShardTable = 'sandbox_float_shards' | 'fx_exchange_shards';
+
+interface ShardRow {
+  account_id: string;
+  shard: number;
+  balance: string;
+  held: string;
+  updated_at: string;
+}
+
+export interface ShardRowsContext<S> {
+  readonly trx: Kysely<S>;
+  /** True on PostgreSQL; SQLite's write transaction is already exclusive. */
+  readonly lockRows: boolean;
+  readonly now: string;
+}
+
+/** A stored figure: an integer of minor units, nothing else. */
+function storedMinor(text: string): bigint {
+  assert(/^-?(0|[1-9][0-9]*)$/.test(text), `stored shard figure "${text}" is not an integer`);
+  return BigInt(text);
+}
+
+function rows<S>(context: ShardRowsContext<S>): Kysely<Record<ShardTable, ShardRow>> {
+  return context.trx as unknown as Kysely<Record<ShardTable, ShardRow>>;
+}
+
+/**
+ * Adds `delta` to one shard unless that would make it hold a negative amount or more than its
+ * balance; answers whether it did (false for a shard that does not exist). On PostgreSQL one
+ * conditional UPDATE (the row lock taken by the write itself, numeric arithmetic on the stored
+ * integers); on SQLite a read and a write.
+ */
+export async function tryShardRow<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string, shard: number, delta: ShardDelta): Promise<boolean> {
+  if (context.lockRows) {
+    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
+    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
+    const result = await sql<{ shard: number }>`
+      update ${sql.table(table)} set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
+      where account_id = ${accountId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
+      returning shard`.execute(context.trx);
+    return result.rows.length === 1;
+  }
+  const row = await rows(context).selectFrom(table).select(['balance', 'held']).where('account_id', '=', accountId).where('shard', '=', shard).executeTakeFirst();
+  if (row === undefined) return false;
+  const figures = { shard, balance: storedMinor(row.balance) + delta.balance, held: storedMinor(row.held) + delta.held };
+  if (figures.held < 0n || figures.balance < figures.held) return false;
+  await writeShardRow(context, table, accountId, figures);
+  return true;
+}
+
+/** Every shard of an account, locked on PostgreSQL in shard order (the order every spread takes). */
+export async function lockShardRows<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string): Promise<ShardFigures[]> {
+  let query = rows(context).selectFrom(table).select(['shard', 'balance', 'held']).where('account_id', '=', accountId).orderBy('shard');
+  if (context.lockRows) query = query.forNoKeyUpdate();
+  const found = await query.execute();
+  return found.map((row) => ({ shard: row.shard, balance: storedMinor(row.balance), held: storedMinor(row.held) }));
+}
+
+/** Sets one shard's figures; the caller has checked its invariants. */
+export async function writeShardRow<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string, figures: ShardFigures): Promise<void> {
+  await rows(context)
+    .updateTable(table)
+    .set({ balance: figures.balance.toString(), held: figures.held.toString(), updated_at: context.now })
+    .where('account_id', '=', accountId)
+    .where('shard', '=', figures.shard)
+    .execute();
+}
