@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { assert } from '../../domain/errors.js';
-import type { ShardDelta, ShardFigures } from '../../shared/shards.js';
+import { spreadFor, type ShardDelta, type ShardFigures } from '../../shared/shards.js';
 
 /**
  * Rows of an account kept in shards (src/shared/shards.ts): a table keyed by (account_id, shard)
@@ -65,6 +65,26 @@ export async function lockShardRows<S>(context: ShardRowsContext<S>, table: Shar
   if (context.lockRows) query = query.forNoKeyUpdate();
   const found = await query.execute();
   return found.map((row) => ({ shard: row.shard, balance: storedMinor(row.balance), held: storedMinor(row.held) }));
+}
+
+/**
+ * Locks every shard of an account in shard order and spreads what it has available so that the
+ * shard `preferred` takes `delta` (spreadFor), writing only the shards that change. Answers
+ * undefined when the account has no shards, false (nothing changed) when the shards together
+ * cannot cover the change, true when it was taken.
+ */
+export async function spreadShardRows<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string, preferred: number, delta: ShardDelta): Promise<boolean | undefined> {
+  const shards = await lockShardRows(context, table, accountId);
+  if (shards.length === 0) return undefined;
+  const spread = spreadFor(shards, preferred, delta);
+  if (spread === undefined) return false;
+  for (const [index, figures] of spread.entries()) {
+    const before = shards[index] as ShardFigures;
+    if (figures.balance === before.balance && figures.held === before.held) continue;
+    assert(figures.held >= 0n && figures.balance >= figures.held, `${table} ${accountId} shard ${figures.shard} would hold ${figures.held} of ${figures.balance}`);
+    await writeShardRow(context, table, accountId, figures);
+  }
+  return true;
 }
 
 /** Sets one shard's figures; the caller has checked its invariants. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
-import { evenParts, shardOf as shardOfKey, spreadFor, type ShardDelta, type ShardFigures } from '../../../shared/shards.js';
-import { lockShardRows, tryShardRow, writeShardRow } from '../../store/shard-rows.js';
+import { evenParts, shardOf as shardOfKey, type ShardDelta } from '../../../shared/shards.js';
+import { lockShardRows, spreadShardRows, tryShardRow, writeShardRow } from '../../store/shard-rows.js';
 import { recordFunding, type AccountRef, type BookContext } from './ledger-book.js';
 
 /**
@@ -104,15 +104,9 @@ export async function takeFromFloat(context: BookContext, floatId: string, prefe
     if (await tryShardRow(context, 'sandbox_float_shards', floatId, preferred, delta)) return true;
     throw new ShardShort(floatId, preferred);
   }
-  const shards = await lockShardRows(context, 'sandbox_float_shards', floatId);
-  assert(shards.some((shard) => shard.shard === preferred), `sandbox: float ${floatId} has no shard ${preferred}`);
-  const spread = spreadFor(shards, preferred, delta);
-  if (spread === undefined) return false;
-  for (const [index, shard] of spread.entries()) {
-    const before = shards[index] as ShardFigures;
-    if (shard.balance !== before.balance || shard.held !== before.held) await writeShard(context, floatId, shard.shard, shard.balance, shard.held);
-  }
-  return true;
+  const taken = await spreadShardRows(context, 'sandbox_float_shards', floatId, preferred, delta);
+  assert(taken !== undefined, `sandbox: float ${floatId} has no shards`);
+  return taken;
 }
 
 /**

@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../../adapters/store/sql-database.js';
-import { lockShardRows, tryShardRow, writeShardRow } from '../../../adapters/store/shard-rows.js';
-import { evenParts, shardOf, spreadFor, type ShardFigures } from '../../../shared/shards.js';
+import { spreadShardRows, tryShardRow } from '../../../adapters/store/shard-rows.js';
+import { evenParts, shardOf, type ShardFigures } from '../../../shared/shards.js';
 import type { ConversionHoldStatus } from '../../ports/exchange.js';
 import type { SandboxExchangeConfig } from './exchange-config.js';
 import type { ExchangeSchema } from './exchange-migrations.js';
@@ -134,14 +134,9 @@ export class ExchangeLedger {
         if (await tryShardRow(context, 'fx_exchange_shards', liquidity, shard, delta)) return;
         throw new LiquidityShardShort(liquidity, shard);
       }
-      const shards = await lockShardRows(context, 'fx_exchange_shards', liquidity);
-      if (shards.length === 0) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
-      const spread = spreadFor(shards, shard, delta);
-      if (spread === undefined) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
-      for (const [index, figures] of spread.entries()) {
-        const before = shards[index] as ShardFigures;
-        if (figures.balance !== before.balance || figures.held !== before.held) await writeShard(context, liquidity, figures);
-      }
+      const taken = await spreadShardRows(context, 'fx_exchange_shards', liquidity, shard, delta);
+      if (taken === undefined) throw new ConnectorError('FxPairNotSupported', `no liquidity in ${target.currency}`);
+      if (!taken) throw new ConnectorError('FxInsufficientLiquidity', `${target.currency} liquidity cannot cover ${target.amount}`);
     });
   }
 
@@ -364,11 +359,6 @@ async function lockShardOf(context: Context, accountIds: readonly string[], shar
   if (context.lockRows) query = query.forNoKeyUpdate();
   const rows = await query.execute();
   return new Map(rows.map((row) => [row.account_id, { shard, balance: BigInt(row.balance), held: BigInt(row.held) }]));
-}
-
-async function writeShard(context: Context, accountId: string, figures: ShardFigures): Promise<void> {
-  checkShard(accountId, figures);
-  await writeShardRow(context, 'fx_exchange_shards', accountId, figures);
 }
 
 /** Writes one shard of several accounts in one statement, after checking each one's invariants. */
