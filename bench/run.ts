@@ -234,18 +234,19 @@ interface Result {
   readonly errors: number;
   /** Database work per unit, from the connectors' own driver counters (connector_db_*_total). */
   readonly dbStatements: number;
+  readonly dbRoundTrips: number;
   readonly dbTransactions: number;
   readonly dbCommits: number;
 }
 
-type WorkCounts = { statements: number; transactions: number; commits: number };
+type WorkCounts = { statements: number; round_trips: number; transactions: number; commits: number };
 
 /** The database counters of every replica, added up, read from its /metrics. */
 async function databaseWork(urls: readonly string[]): Promise<WorkCounts> {
-  const total: WorkCounts = { statements: 0, transactions: 0, commits: 0 };
+  const total: WorkCounts = { statements: 0, round_trips: 0, transactions: 0, commits: 0 };
   for (const url of urls) {
     const text = await (await fetch(`${url}/metrics`)).text();
-    for (const field of ['statements', 'transactions', 'commits'] as const) {
+    for (const field of ['statements', 'round_trips', 'transactions', 'commits'] as const) {
       const line = text.split('\n').find((candidate) => candidate.startsWith(`connector_db_${field}_total `));
       total[field] += line === undefined ? 0 : Number(line.split(' ')[1]);
     }
@@ -275,6 +276,7 @@ async function drive(deployment: Deployment, scenario: Scenario, durationS: numb
     non2xx: sum((result) => result.non2xx),
     errors: sum((result) => result.errors),
     dbStatements: perUnit('statements'),
+    dbRoundTrips: perUnit('round_trips'),
     dbTransactions: perUnit('transactions'),
     dbCommits: perUnit('commits'),
   };

@@ -21,6 +21,8 @@ export interface StoreConfig {
   readonly poolMax: number;
   /** PostgreSQL: parameterised statements run as named prepared statements (default true). */
   readonly preparedStatements?: boolean | undefined;
+  /** PostgreSQL: autocommitted statements arriving together are committed together (default true). */
+  readonly groupCommit?: boolean | undefined;
 }
 
 /** FX provider mode (CONNECTOR_MODE=fxp), src/fxp/. */
@@ -378,7 +380,8 @@ function readStore(read: Reader, problems: string[]): StoreConfig {
   const url = read.string('DATABASE_URL', './data/connector.db');
   const poolMax = read.integer('DATABASE_POOL_MAX', 10, 1, 1000);
   const preparedStatements = read.oneOf('DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on';
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements };
+  const groupCommit = read.oneOf('DATABASE_GROUP_COMMIT', ['on', 'off'], 'on') === 'on';
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements, groupCommit };
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
   if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
     problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);

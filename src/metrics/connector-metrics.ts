@@ -139,13 +139,14 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
 
 /**
  * The database work of this process (SqlDatabase.work, counted by the driver wrapper):
- * statements (round trips on PostgreSQL), transactions asked for, and commits.
+ * statements, round trips, transactions asked for, and commits.
  */
 function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
   const names = [
-    ['statements', 'connector_db_statements_total', 'Statements sent to the database (on PostgreSQL each is a network round trip)'],
+    ['statements', 'connector_db_statements_total', 'Statements sent to the database'],
+    ['roundTrips', 'connector_db_round_trips_total', 'Round trips to the database (PostgreSQL: a commit group is one; SQLite: one per statement)'],
     ['transactions', 'connector_db_transactions_total', 'Transactions asked of the database'],
-    ['commits', 'connector_db_commits_total', 'Commits that reached the disk (SQLite: one per group of transactions)'],
+    ['commits', 'connector_db_commits_total', 'Commits that reached the disk (one per group of transactions on SQLite, per commit group on PostgreSQL)'],
   ] as const;
   for (const [field, name, help] of names) {
     let counted = 0;

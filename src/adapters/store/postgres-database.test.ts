@@ -280,13 +280,50 @@ describe('PostgresDatabase', () => {
           expect(lines).toStrictEqual([
             {
               level: 'warn',
-              bindings: { store: 'postgres', code: '57P01', reason: 'terminating connection due to administrator command' },
-              message: 'idle PostgreSQL connection failed; the pool replaces it',
+              bindings: { store: 'postgres', connection: 'pool', state: 'idle', code: '57P01', reason: 'terminating connection due to administrator command' },
+              message: 'PostgreSQL connection failed; the pool replaces it',
             },
           ]);
         });
         await expect(database.health()).rejects.toMatchObject({ code: '3D000', message: `database "${fresh.name}" does not exist` });
       } finally {
+        await database.close();
+      }
+    });
+
+    it('fails a transaction whose session the server ended, without stopping the process, logs it, and goes on', async () => {
+      const { logger, lines } = recordingLogger();
+      const database = new PostgresDatabase({ url: sharedUrl(), poolMax: 1, logger });
+      const killer = new pg.Client({ connectionString: sharedUrl() });
+      await killer.connect();
+      try {
+        const running = database.transaction(async (trx) => {
+          await sql`select pg_sleep(5) as ended_here`.execute(trx);
+        });
+        await vi.waitFor(async () => {
+          const killed = await killer.query<{ n: number }>(
+            `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where query like 'select pg_sleep(5) as ended_here%'`,
+          );
+          expect(killed.rows).toStrictEqual([{ n: 1 }]);
+        });
+        // Which of the session's last words reaches the transaction first depends on timing.
+        await expect(running).rejects.toThrow(
+          /^(terminating connection due to administrator command|Connection terminated unexpectedly|Client has encountered a connection error and is not queryable)$/,
+        );
+        // Without a listener on the connection in use, its failure would have stopped the process.
+        await vi.waitFor(() => {
+          expect(lines).toStrictEqual([
+            {
+              level: 'warn',
+              bindings: { store: 'postgres', connection: 'pool', state: 'in use', code: null, reason: 'Connection terminated unexpectedly' },
+              message: 'PostgreSQL connection failed; the pool replaces it',
+            },
+          ]);
+        });
+        const after = await database.transaction(async (trx) => (await sql<{ answer: number }>`select 42 as answer`.execute(trx)).rows);
+        expect(after).toStrictEqual([{ answer: 42 }]);
+      } finally {
+        await killer.end();
         await database.close();
       }
     });

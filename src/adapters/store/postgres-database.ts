@@ -3,6 +3,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
+import { CommitGroups } from './postgres-commit-groups.js';
 import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
 import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
@@ -37,6 +38,12 @@ export interface PostgresDatabaseOptions {
   readonly preparedStatements?: boolean | undefined;
   /** Limits on which statements get a name (see postgres-statements.ts). */
   readonly statementNaming?: StatementNamingOptions | undefined;
+  /**
+   * Autocommitted statements that arrive while one is in flight are committed together, as one
+   * transaction written at once on a pipelined connection (default true; see
+   * postgres-commit-groups.ts). Off: each is committed on its own, one round trip each.
+   */
+  readonly groupCommit?: boolean | undefined;
 }
 
 export const POSTGRES_DEFAULTS = {
@@ -54,6 +61,13 @@ export const POSTGRES_DEFAULTS = {
  */
 const MIGRATION_LOCK_KEY = '7161688131923763572';
 const MIGRATION_LOCK_FIRST_POLL_MS = 20;
+/**
+ * How long a statement of a commit group waits for a lock before the group is rolled back and
+ * its statements run alone: well below PostgreSQL's deadlock_timeout (1 s by default).
+ */
+const GROUP_LOCK_TIMEOUT_MS = 100;
+/** Most statements in one commit group. */
+const GROUP_MAX_STATEMENTS = 64;
 const MIGRATION_LOCK_MAX_POLL_MS = 500;
 
 /**
@@ -67,12 +81,15 @@ const MIGRATION_LOCK_MAX_POLL_MS = 500;
 export class PostgresDatabase implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly #db: Kysely<AnySchema>;
+  readonly #pool: pg.Pool;
+  /** Autocommitted statements go through here, to be committed in groups (when on). */
+  readonly #grouping: Grouping | undefined;
   readonly #migrationLockWaitMs: number;
   readonly #closeWaitMs: number;
   /** Connections whose socket is still open, so that `close` can wait for them. */
   readonly #connections = new Set<pg.PoolClient>();
   #closed = false;
-  readonly #counts = { statements: 0, transactions: 0, commits: 0 };
+  readonly #counts = { statements: 0, roundTrips: 0, transactions: 0, commits: 0 };
 
   constructor(options: PostgresDatabaseOptions) {
     const settings = checkedSettings(options);
@@ -89,30 +106,99 @@ export class PostgresDatabase implements SqlDatabase {
       application_name: 'core-connector',
       keepAlive: true,
     });
-    // An idle pooled connection that fails is dropped by the pool and replaced on the next
-    // checkout; without a listener, Node would treat the event as an uncaught exception.
     const logger = options.logger;
-    pool.on('error', (error: Error) => {
-      const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
-      const bindings = { store: 'postgres', code, reason: error.message };
-      if (logger === undefined) process.stderr.write(`idle PostgreSQL connection failed: ${JSON.stringify(bindings)}\n`);
-      else logger.warn(bindings, 'idle PostgreSQL connection failed; the pool replaces it');
-    });
+    this.#watch(pool, 'pool', logger);
     const names = options.preparedStatements === false ? undefined : new StatementNames(options.statementNaming);
     pool.on('connect', (client) => {
-      this.#connections.add(client);
-      client.once('end', () => this.#connections.delete(client));
       // Every query of the client is one round trip (pg sends parse, bind and execute together),
       // counted below the naming so that a DEALLOCATE or a retry it sends is counted too.
       const sent = client.query.bind(client) as (...args: unknown[]) => unknown;
       const counts = this.#counts;
       const counted = (...args: unknown[]): unknown => {
         counts.statements += 1;
+        counts.roundTrips += 1;
         return sent(...args);
       };
       (client as unknown as { query: (...args: unknown[]) => unknown }).query = names === undefined ? counted : preparingQuery(counted, names);
     });
+    this.#pool = pool;
     this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
+
+    this.#grouping = options.groupCommit === false ? undefined : this.#grouped(options.url, settings, pool, names, logger);
+  }
+
+  /** The group connection's pool and the Kysely view whose statements go through the groups. */
+  #grouped(url: string, settings: Settings, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
+    const groupPool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      connectionTimeoutMillis: settings.connectionTimeoutMs,
+      idleTimeoutMillis: settings.idleTimeoutMs,
+      statement_timeout: settings.statementTimeoutMs,
+      query_timeout: settings.queryTimeoutMs,
+      idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
+      lock_timeout: GROUP_LOCK_TIMEOUT_MS,
+      application_name: 'core-connector',
+      keepAlive: true,
+      // Not in @types/pg yet: the client writes each query without waiting for the one before.
+      ...({ pipeline: true } as object),
+    });
+    this.#watch(groupPool, 'commit groups', logger);
+    const counts = this.#counts;
+    const groups = new CommitGroups({
+      pool: groupPool,
+      single: async (text, values) => {
+        const client = await pool.connect();
+        try {
+          return await client.query(text, [...values]);
+        } finally {
+          client.release();
+        }
+      },
+      names,
+      maxGroup: GROUP_MAX_STATEMENTS,
+      count: (work) => {
+        counts.statements += work.statements;
+        counts.roundTrips += work.roundTrips;
+        counts.commits += work.commits;
+      },
+    });
+    // Kysely sees a pool of one client whose every query goes to the groups.
+    const client = { query: (text: string, values: unknown[]) => groups.run(text, values), release: () => undefined };
+    const groupingPool = { connect: async () => client, end: async () => undefined };
+    const db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool: groupingPool as unknown as pg.Pool }) });
+    return { db, groups, pool: groupPool };
+  }
+
+  /**
+   * Keeps track of a pool's connections for `close`, and listens for their failures. A connection
+   * that fails while idle is dropped by the pool; one that fails while in use (the server
+   * restarted, the session was terminated) fails the statements it was running, and the pool
+   * drops it when it is given back. Either way the failure is logged; without a listener, Node
+   * would treat it as an uncaught exception and stop the process.
+   */
+  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups', logger: Logger | undefined): void {
+    const inUse = new Set<pg.PoolClient>();
+    const log = (error: Error, state: 'idle' | 'in use'): void => {
+      const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
+      const bindings = { store: 'postgres', connection, state, code, reason: error.message };
+      if (logger === undefined) process.stderr.write(`PostgreSQL connection failed: ${JSON.stringify(bindings)}\n`);
+      else logger.warn(bindings, 'PostgreSQL connection failed; the pool replaces it');
+    };
+    pool.on('error', (error: Error) => log(error, 'idle'));
+    pool.on('acquire', (client) => inUse.add(client));
+    pool.on('release', (_error: Error | undefined, client: pg.PoolClient) => inUse.delete(client));
+    pool.on('connect', (client) => {
+      this.#connections.add(client);
+      client.once('end', () => {
+        this.#connections.delete(client);
+        inUse.delete(client);
+      });
+      // While idle, the pool's own listener reports the failure (above).
+      client.on('error', (error: Error) => {
+        if (inUse.has(client)) log(error, 'in use');
+      });
+    });
   }
 
   reader<S>(): Kysely<S> {
@@ -137,6 +223,7 @@ export class PostgresDatabase implements SqlDatabase {
   async autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
     this.#assertOpen();
     this.#counts.transactions += 1;
+    if (this.#grouping !== undefined) return work(this.#grouping.db as unknown as Kysely<S>);
     const result = await work(this.#db as unknown as Kysely<S>);
     this.#counts.commits += 1;
     return result;
@@ -196,7 +283,11 @@ export class PostgresDatabase implements SqlDatabase {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#grouping?.groups.close();
     await this.#db.destroy();
+    // Kysely ends the pool only if it used it itself; the commit groups use it directly too.
+    if (!this.#pool.ending) await this.#pool.end();
+    await this.#grouping?.pool.end();
     // A connection still in the set has not ended yet (the set drops it on 'end'), and no event
     // can arrive between reading the set and listening, so none of these waits is missed.
     const ended = Promise.all(
@@ -219,6 +310,13 @@ export class PostgresDatabase implements SqlDatabase {
   #assertOpen(): void {
     if (this.#closed) throw new Error('database is closed');
   }
+}
+
+/** Commit groups: their connection's pool, the groups, and the Kysely view that feeds them. */
+interface Grouping {
+  readonly db: Kysely<AnySchema>;
+  readonly groups: CommitGroups;
+  readonly pool: pg.Pool;
 }
 
 type Settings = { -readonly [Name in keyof typeof POSTGRES_DEFAULTS]: number };

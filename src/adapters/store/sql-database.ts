@@ -23,9 +23,18 @@ export interface DatabaseWork {
    * COMMIT included); on SQLite each is one call into the embedded engine (savepoints included).
    */
   readonly statements: number;
+  /**
+   * Round trips to the database. On PostgreSQL a commit group's statements (BEGIN and COMMIT
+   * included) are written together and count as one; every other statement is one. On SQLite
+   * there is no network: the same as `statements`.
+   */
+  readonly roundTrips: number;
   /** Calls of `transaction`: the atomic units of work asked for. */
   readonly transactions: number;
-  /** Commits that reached the disk: on SQLite one per group of transactions, on PostgreSQL one per transaction or autocommitted statement. */
+  /**
+   * Commits that reached the disk: on SQLite one per group of transactions; on PostgreSQL one per
+   * transaction, per commit group and per statement autocommitted alone.
+   */
   readonly commits: number;
 }
 
@@ -43,8 +52,10 @@ export interface SqlDatabase {
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T>;
   /**
    * Runs `work`, which sends ONE statement that is atomic by itself (an INSERT, an UPDATE, a
-   * data-modifying WITH). PostgreSQL commits it on its own, without BEGIN and COMMIT: one round
-   * trip. SQLite runs it as a transaction, so that it is group-committed and durable like the rest.
+   * data-modifying WITH). PostgreSQL commits it without BEGIN and COMMIT of its own: alone when
+   * nothing else is in flight (one round trip), else in a commit group with the statements that
+   * arrived meanwhile (one round trip and one commit for the group). SQLite runs it as a
+   * transaction, so that it is group-committed and durable like the rest.
    */
   autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T>;
   /** Applies the migrations not applied yet, in order. */

@@ -58,7 +58,7 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   work(): DatabaseWork {
-    return { ...this.#counts };
+    return { ...this.#counts, roundTrips: this.#counts.statements };
   }
 
   reader<S>(): Kysely<S> {

@@ -42,7 +42,7 @@ async function openBooks(store: 'sqlite' | 'postgres'): Promise<OpenBooks> {
   };
 }
 
-function spent(database: SqlDatabase, before: DatabaseWork): DatabaseWork {
+function spent(database: SqlDatabase, before: DatabaseWork): Omit<DatabaseWork, 'roundTrips'> {
   const after = database.work();
   return { statements: after.statements - before.statements, transactions: after.transactions - before.transactions, commits: after.commits - before.commits };
 }

@@ -1,0 +1,198 @@
+import pg from 'pg';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
+import type { AnySchema, DatabaseWork } from './sql-database.js';
+
+/**
+ * Commit groups on a real PostgreSQL server. A group forms only while a statement is in flight,
+ * so each test first sends one statement that waits on a row locked by a session of the test's
+ * own, queues the statements of the group behind it, then lets the first one go.
+ */
+describe('commit groups on PostgreSQL', () => {
+  let shared: TestDatabase | undefined;
+  const opened: PostgresDatabase[] = [];
+  const sessions: pg.Client[] = [];
+
+  const open = (options: Partial<PostgresDatabaseOptions> = {}): PostgresDatabase => {
+    if (shared === undefined) throw new Error('the test database was not created');
+    const database = new PostgresDatabase({ url: shared.url, poolMax: 4, ...options });
+    opened.push(database);
+    return database;
+  };
+
+  /** A session of the test's own, as another process would hold one. */
+  const session = async (): Promise<pg.Client> => {
+    if (shared === undefined) throw new Error('the test database was not created');
+    const client = new pg.Client({ connectionString: shared.url });
+    await client.connect();
+    sessions.push(client);
+    return client;
+  };
+
+  /** Waits until a backend of this database is waiting on a lock in a statement starting with `prefix`. */
+  const waitingOnLock = async (prefix: string): Promise<void> => {
+    const observer = await session();
+    for (let attempt = 0; attempt < 500; attempt += 1) {
+      const result = await observer.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
+        [`${prefix}%`],
+      );
+      if (result.rows[0]?.n === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    throw new Error(`no statement "${prefix}..." came to wait on a lock`);
+  };
+
+  /** Gives queued statements time to reach the groups (no I/O happens on their way there). */
+  const queued = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
+
+  /**
+   * Locks row `id` from a session of its own, sends the first statement (which waits on it), and
+   * answers a function that releases the lock and the first statement's answer.
+   */
+  const firstInFlight = async (database: PostgresDatabase, id: number) => {
+    const holder = await session();
+    await holder.query('begin');
+    await holder.query('select id from t where id = $1 for update', [id]);
+    const first = database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = 'first' where id = ${id} returning id, v`.execute(db)).rows);
+    await waitingOnLock(`update t set v = 'first'`);
+    return { first, release: async () => void (await holder.query('commit')) };
+  };
+
+  const insert = (database: PostgresDatabase, id: number, v: string) =>
+    database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into t (id, v) values (${id}, ${v}) returning id, v`.execute(db)).rows);
+
+  /** The transaction id that wrote each row: rows committed by one transaction share it. */
+  const writers = async (database: PostgresDatabase, ids: number[]): Promise<string[]> => {
+    const result = await sql<{ xmin: string }>`select xmin::text as xmin from t where id in (${sql.join(ids)}) order by id`.execute(database.reader<AnySchema>());
+    return result.rows.map((row) => row.xmin);
+  };
+
+  const delta = (before: DatabaseWork, after: DatabaseWork) => ({
+    statements: after.statements - before.statements,
+    roundTrips: after.roundTrips - before.roundTrips,
+    transactions: after.transactions - before.transactions,
+    commits: after.commits - before.commits,
+  });
+
+  beforeAll(async () => {
+    shared = await createTestDatabase();
+    const setup = await session();
+    await setup.query('create table t (id integer primary key, v text not null)');
+    await setup.query(`insert into t (id, v) values (0, 'zero'), (21, 'a'), (22, 'b')`);
+  });
+
+  afterAll(async () => {
+    for (const client of sessions) await client.end().catch(() => undefined);
+    for (const database of opened) await database.close();
+    await shared?.drop();
+  });
+
+  it('commits the statements that arrived while one was in flight as one transaction: one round trip, one commit', async () => {
+    const database = open();
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const group = [1, 2, 3, 4, 5].map((id) => insert(database, id, `row ${id}`));
+    await queued();
+    await release();
+    expect(await first).toEqual([{ id: 0, v: 'first' }]);
+    expect(await Promise.all(group)).toEqual([1, 2, 3, 4, 5].map((id) => [{ id, v: `row ${id}` }]));
+    // The first alone; then BEGIN, five inserts and COMMIT written together.
+    expect(delta(before, database.work())).toEqual({ statements: 8, roundTrips: 2, transactions: 6, commits: 2 });
+    const [zero, ...five] = await writers(database, [0, 1, 2, 3, 4, 5]);
+    expect(new Set(five).size).toBe(1);
+    expect(five[0]).not.toBe(zero);
+  });
+
+  it('rolls the whole group back when one statement fails, then runs each alone: each caller gets its own outcome', async () => {
+    const database = open();
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const group = [insert(database, 11, 'eleven'), insert(database, 1, 'taken'), insert(database, 12, 'twelve')];
+    await queued();
+    await release();
+    await first;
+    const [eleven, taken, twelve] = await Promise.allSettled(group);
+    expect(eleven).toEqual({ status: 'fulfilled', value: [{ id: 11, v: 'eleven' }] });
+    expect(twelve).toEqual({ status: 'fulfilled', value: [{ id: 12, v: 'twelve' }] });
+    expect(taken?.status).toBe('rejected');
+    expect((taken as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    // The group (BEGIN, three, COMMIT answered as ROLLBACK) left nothing; the three ran again alone.
+    expect(delta(before, database.work())).toEqual({ statements: 1 + 5 + 3, roundTrips: 1 + 1 + 3, transactions: 4, commits: 1 + 2 });
+    const [elevenWriter, twelveWriter] = await writers(database, [11, 12]);
+    expect(elevenWriter).not.toBe(twelveWriter);
+    const one = await sql<{ v: string }>`select v from t where id = 1`.execute(database.reader<AnySchema>());
+    expect(one.rows).toEqual([{ v: 'row 1' }]);
+  });
+
+  it('gives up a lock wait before the deadlock check, so another transaction is never made its victim', async () => {
+    const database = open();
+    const other = await session();
+    // The other transaction checks for deadlocks after 300 ms, well before the group's backend
+    // would (1 s): without the group's lock_timeout it would be the victim here.
+    await other.query(`set deadlock_timeout = '300ms'`);
+    await other.query('begin');
+    await other.query(`update t set v = 'T' where id = 22`);
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const append = (id: number) =>
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = v || '+g' where id = ${id} returning id, v`.execute(db)).rows);
+    const group = [append(21), append(22)];
+    await queued();
+    await release();
+    await first;
+    // The group holds row 21 and waits for row 22, held by the other transaction...
+    await waitingOnLock(`update t set v = v || '+g'`);
+    // ...which now waits for row 21: a cycle, broken by the group's lock_timeout.
+    await other.query(`update t set v = v || '+T' where id = 21`);
+    await other.query('commit');
+    expect(await Promise.all(group)).toEqual([[{ id: 21, v: 'a+T+g' }], [{ id: 22, v: 'T+g' }]]);
+    expect(delta(before, database.work())).toEqual({ statements: 1 + 4 + 2, roundTrips: 1 + 1 + 2, transactions: 3, commits: 1 + 2 });
+  });
+
+  it('tells every caller of a group whose connection was lost that the outcome is unknown, and goes on with a new connection', async () => {
+    const database = open();
+    const killer = await session();
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const group = [
+      insert(database, 31, 'thirty-one'),
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`select pg_sleep(5) as slept`.execute(db)).rows),
+    ];
+    await queued();
+    await release();
+    await first;
+    for (let attempt = 0; ; attempt += 1) {
+      const killed = await killer.query<{ n: number }>(
+        `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query like 'select pg_sleep(%'`,
+      );
+      if (killed.rows[0]?.n === 1) break;
+      if (attempt > 500) throw new Error('the group never started its sleep');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const outcomes = await Promise.allSettled(group);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected');
+      expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/^Error: connection lost during a group commit; whether it was applied is unknown: /);
+    }
+    const gone = await sql<{ n: number }>`select count(*)::int as n from t where id = 31`.execute(database.reader<AnySchema>());
+    expect(gone.rows).toEqual([{ n: 0 }]);
+    expect(delta(before, database.work()).commits).toBe(1);
+    expect(await insert(database, 32, 'thirty-two')).toEqual([{ id: 32, v: 'thirty-two' }]);
+  });
+
+  it('commits each statement on its own when group commit is off', async () => {
+    const database = open({ groupCommit: false });
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const group = [41, 42, 43].map((id) => insert(database, id, `row ${id}`));
+    await queued();
+    await release();
+    await first;
+    expect(await Promise.all(group)).toEqual([41, 42, 43].map((id) => [{ id, v: `row ${id}` }]));
+    expect(delta(before, database.work())).toEqual({ statements: 4, roundTrips: 4, transactions: 4, commits: 4 });
+    expect(new Set(await writers(database, [41, 42, 43])).size).toBe(3);
+  });
+});
