@@ -32,23 +32,23 @@ describe('loadConfig', () => {
     expect(config.supportedIdType).toBe('ACCOUNT_ID');
     expect(config.expirationMs).toBe(1_800_000);
     expect(config.sdkBaseUrl).toBe('http://sdk:4001');
-    expect(config.store).toEqual({ kind: 'postgres', location: 'postgres://u:p@db:5432/cc', poolMax: 10, preparedStatements: true, groupCommit: true });
+    expect(config.store).toEqual({ kind: 'postgres', location: 'postgres://u:p@db:5432/cc', poolMax: 10, preparedStatements: true, statementGroups: true });
     expect(config.iso.requiredPayerKeys).toEqual(['CdtTrfTxInf.Dbtr.Nm', 'CdtTrfTxInf.DbtrAcct.Id.Othr.Id']);
   });
 
   it('runs PostgreSQL statements unprepared when DATABASE_PREPARED_STATEMENTS is off, and refuses any other word', () => {
     const off = loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_PREPARED_STATEMENTS: 'off' });
-    expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: false, groupCommit: true });
+    expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: false, statementGroups: true });
     expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'no' })).toThrow(
       'DATABASE_PREPARED_STATEMENTS: "no" is not one of on, off',
     );
   });
 
-  it('commits PostgreSQL statements one by one when DATABASE_GROUP_COMMIT is off, and refuses any other word', () => {
-    const off = loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_GROUP_COMMIT: 'off' });
-    expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: true, groupCommit: false });
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_GROUP_COMMIT: 'yes' })).toThrow(
-      'DATABASE_GROUP_COMMIT: "yes" is not one of on, off',
+  it('commits PostgreSQL statements one by one when DATABASE_STATEMENT_GROUPS is off, and refuses any other word', () => {
+    const off = loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_STATEMENT_GROUPS: 'off' });
+    expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: true, statementGroups: false });
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_STATEMENT_GROUPS: 'yes' })).toThrow(
+      'DATABASE_STATEMENT_GROUPS: "yes" is not one of on, off',
     );
   });
 

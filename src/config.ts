@@ -22,7 +22,7 @@ export interface StoreConfig {
   /** PostgreSQL: parameterised statements run as named prepared statements (default true). */
   readonly preparedStatements?: boolean | undefined;
   /** PostgreSQL: autocommitted statements arriving together are committed together (default true). */
-  readonly groupCommit?: boolean | undefined;
+  readonly statementGroups?: boolean | undefined;
 }
 
 /** FX provider mode (CONNECTOR_MODE=fxp), src/fxp/. */
@@ -380,8 +380,8 @@ function readStore(read: Reader, problems: string[]): StoreConfig {
   const url = read.string('DATABASE_URL', './data/connector.db');
   const poolMax = read.integer('DATABASE_POOL_MAX', 10, 1, 1000);
   const preparedStatements = read.oneOf('DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on';
-  const groupCommit = read.oneOf('DATABASE_GROUP_COMMIT', ['on', 'off'], 'on') === 'on';
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements, groupCommit };
+  const statementGroups = read.oneOf('DATABASE_STATEMENT_GROUPS', ['on', 'off'], 'on') === 'on';
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements, statementGroups };
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
   if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
     problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);

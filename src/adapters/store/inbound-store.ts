@@ -95,7 +95,7 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async findQuote(quoteId: string): Promise<QuoteRecord | undefined> {
-    const row = await this.database.reader<Schema>().selectFrom('quotes').selectAll().where('quote_id', '=', quoteId).executeTakeFirst();
+    const row = await this.database.quickReader<Schema>().selectFrom('quotes').selectAll().where('quote_id', '=', quoteId).executeTakeFirst();
     return row === undefined ? undefined : quoteFromRow(row);
   }
 
@@ -110,7 +110,7 @@ export class SqlInboundStore implements InboundStore {
 
   async findTransfer(transferId: string): Promise<TransferRecord | undefined> {
     const row = await this.database
-      .reader<Schema>()
+      .quickReader<Schema>()
       .selectFrom('inbound_transfers')
       .selectAll()
       .where('transfer_id', '=', transferId)

@@ -70,7 +70,7 @@ describe('openDatabase', () => {
       await expect(database.health()).resolves.toBeUndefined();
       url.password = '***';
       expect(lines).toStrictEqual([
-        { level: 'info', bindings: { store: 'postgres', database: url.toString(), poolMax: 3, preparedStatements: true, groupCommit: true }, message: 'database opened' },
+        { level: 'info', bindings: { store: 'postgres', database: url.toString(), poolMax: 3, preparedStatements: true, statementGroups: true }, message: 'database opened' },
       ]);
     } finally {
       await database.close();

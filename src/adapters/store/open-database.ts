@@ -27,8 +27,8 @@ export async function openDatabase(config: StoreConfig, logger?: Logger): Promis
 async function openPostgres(config: StoreConfig, logger: Logger | undefined): Promise<SqlDatabase> {
   const where = redactUrl(config.location);
   const preparedStatements = config.preparedStatements !== false;
-  const groupCommit = config.groupCommit !== false;
-  const database = new PostgresDatabase({ url: config.location, poolMax: config.poolMax, preparedStatements, groupCommit, logger });
+  const statementGroups = config.statementGroups !== false;
+  const database = new PostgresDatabase({ url: config.location, poolMax: config.poolMax, preparedStatements, statementGroups, logger });
   try {
     await database.health();
   } catch (error) {
@@ -37,7 +37,7 @@ async function openPostgres(config: StoreConfig, logger: Logger | undefined): Pr
     throw new Error(`PostgreSQL at ${where} is not usable: ${reason}`, { cause: error });
   }
   logger?.info(
-    { store: 'postgres', database: where, poolMax: config.poolMax, preparedStatements, groupCommit },
+    { store: 'postgres', database: where, poolMax: config.poolMax, preparedStatements, statementGroups },
     'database opened',
   );
   return database;

@@ -75,7 +75,7 @@ export class SqlOutgoingStore implements OutgoingStore {
 
   async findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined> {
     const row = await this.database
-      .reader<Schema>()
+      .quickReader<Schema>()
       .selectFrom('outgoing_payments')
       .selectAll()
       .where('home_transaction_id', '=', homeTransactionId)
@@ -85,7 +85,7 @@ export class SqlOutgoingStore implements OutgoingStore {
 
   async findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined> {
     const row = await this.database
-      .reader<Schema>()
+      .quickReader<Schema>()
       .selectFrom('outgoing_payments')
       .selectAll()
       .where('transfer_id', '=', transferId)

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
-import { CommitGroups } from './postgres-commit-groups.js';
+import { StatementGroups } from './postgres-statement-groups.js';
 import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
 import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
 
@@ -39,11 +39,12 @@ export interface PostgresDatabaseOptions {
   /** Limits on which statements get a name (see postgres-statements.ts). */
   readonly statementNaming?: StatementNamingOptions | undefined;
   /**
-   * Autocommitted statements that arrive while one is in flight are committed together, as one
-   * transaction written at once on a pipelined connection (default true; see
-   * postgres-commit-groups.ts). Off: each is committed on its own, one round trip each.
+   * Statements that arrive while one is in flight go together, written at once on a pipelined
+   * connection (default true; see postgres-statement-groups.ts): autocommitted statements as one
+   * transaction (commit groups), quick reads each on its own (read groups). Off: each statement
+   * is its own round trip, and each autocommitted one its own commit.
    */
-  readonly groupCommit?: boolean | undefined;
+  readonly statementGroups?: boolean | undefined;
 }
 
 export const POSTGRES_DEFAULTS = {
@@ -83,7 +84,7 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #db: Kysely<AnySchema>;
   readonly #pool: pg.Pool;
   /** Autocommitted statements go through here, to be committed in groups (when on). */
-  readonly #grouping: Grouping | undefined;
+  readonly #grouping: { readonly commits: Grouping; readonly reads: Grouping } | undefined;
   readonly #migrationLockWaitMs: number;
   readonly #closeWaitMs: number;
   /** Connections whose socket is still open, so that `close` can wait for them. */
@@ -124,11 +125,17 @@ export class PostgresDatabase implements SqlDatabase {
     this.#pool = pool;
     this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
 
-    this.#grouping = options.groupCommit === false ? undefined : this.#grouped(options.url, settings, pool, names, logger);
+    this.#grouping =
+      options.statementGroups === false
+        ? undefined
+        : {
+            commits: this.#grouped('commit', options.url, settings, pool, names, logger),
+            reads: this.#grouped('read', options.url, settings, pool, names, logger),
+          };
   }
 
-  /** The group connection's pool and the Kysely view whose statements go through the groups. */
-  #grouped(url: string, settings: Settings, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
+  /** One kind of statement groups: their connection's pool, the groups, and the Kysely view that feeds them. */
+  #grouped(mode: 'commit' | 'read', url: string, settings: Settings, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
     const groupPool = new pg.Pool({
       connectionString: url,
       max: 1,
@@ -137,15 +144,16 @@ export class PostgresDatabase implements SqlDatabase {
       statement_timeout: settings.statementTimeoutMs,
       query_timeout: settings.queryTimeoutMs,
       idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
-      lock_timeout: GROUP_LOCK_TIMEOUT_MS,
+      ...(mode === 'commit' ? { lock_timeout: GROUP_LOCK_TIMEOUT_MS } : {}),
       application_name: 'core-connector',
       keepAlive: true,
       // Not in @types/pg yet: the client writes each query without waiting for the one before.
       ...({ pipeline: true } as object),
     });
-    this.#watch(groupPool, 'commit groups', logger);
+    this.#watch(groupPool, mode === 'commit' ? 'commit groups' : 'read groups', logger);
     const counts = this.#counts;
-    const groups = new CommitGroups({
+    const groups = new StatementGroups({
+      mode,
       pool: groupPool,
       single: async (text, values) => {
         const client = await pool.connect();
@@ -177,7 +185,7 @@ export class PostgresDatabase implements SqlDatabase {
    * drops it when it is given back. Either way the failure is logged; without a listener, Node
    * would treat it as an uncaught exception and stop the process.
    */
-  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups', logger: Logger | undefined): void {
+  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups' | 'read groups', logger: Logger | undefined): void {
     const inUse = new Set<pg.PoolClient>();
     const log = (error: Error, state: 'idle' | 'in use'): void => {
       const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
@@ -205,6 +213,10 @@ export class PostgresDatabase implements SqlDatabase {
     return this.#db as unknown as Kysely<S>;
   }
 
+  quickReader<S>(): Kysely<S> {
+    return (this.#grouping?.reads.db ?? this.#db) as unknown as Kysely<S>;
+  }
+
   work(): DatabaseWork {
     return { ...this.#counts };
   }
@@ -223,7 +235,7 @@ export class PostgresDatabase implements SqlDatabase {
   async autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
     this.#assertOpen();
     this.#counts.transactions += 1;
-    if (this.#grouping !== undefined) return work(this.#grouping.db as unknown as Kysely<S>);
+    if (this.#grouping !== undefined) return work(this.#grouping.commits.db as unknown as Kysely<S>);
     const result = await work(this.#db as unknown as Kysely<S>);
     this.#counts.commits += 1;
     return result;
@@ -283,11 +295,13 @@ export class PostgresDatabase implements SqlDatabase {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#grouping?.groups.close();
+    this.#grouping?.commits.groups.close();
+    this.#grouping?.reads.groups.close();
     await this.#db.destroy();
     // Kysely ends the pool only if it used it itself; the commit groups use it directly too.
     if (!this.#pool.ending) await this.#pool.end();
-    await this.#grouping?.pool.end();
+    await this.#grouping?.commits.pool.end();
+    await this.#grouping?.reads.pool.end();
     // A connection still in the set has not ended yet (the set drops it on 'end'), and no event
     // can arrive between reading the set and listening, so none of these waits is missed.
     const ended = Promise.all(
@@ -312,10 +326,10 @@ export class PostgresDatabase implements SqlDatabase {
   }
 }
 
-/** Commit groups: their connection's pool, the groups, and the Kysely view that feeds them. */
+/** One kind of statement groups: their connection's pool, the groups, and the Kysely view that feeds them. */
 interface Grouping {
   readonly db: Kysely<AnySchema>;
-  readonly groups: CommitGroups;
+  readonly groups: StatementGroups;
   readonly pool: pg.Pool;
 }
 

@@ -45,6 +45,14 @@ export interface SqlDatabase {
   /** For reads that need no transaction. */
   reader<S>(): Kysely<S>;
   /**
+   * For short reads by key on the payment path (a quote, a transfer, a customer by id). On
+   * PostgreSQL those that arrive while one is in flight go together on one pipelined connection
+   * (read groups), each still its own statement; a long read there would delay the reads
+   * written behind it, so listings, reports and scans use `reader`. On SQLite the same as
+   * `reader`.
+   */
+  quickReader<S>(): Kysely<S>;
+  /**
    * Runs `work` in one atomic transaction. On SQLite, transactions arriving together are
    * committed together (one fsync for the group), each isolated by a savepoint.
    * `work` must not start another transaction.

@@ -65,6 +65,10 @@ export class SqliteDatabase implements SqlDatabase {
     return this.#readerDb as unknown as Kysely<S>;
   }
 
+  quickReader<S>(): Kysely<S> {
+    return this.reader<S>();
+  }
+
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('database is closed'));
     this.#counts.transactions += 1;

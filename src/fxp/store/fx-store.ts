@@ -145,12 +145,12 @@ export class FxStore {
   }
 
   async findQuoteByRequest(conversionRequestId: string): Promise<FxQuoteRecord | undefined> {
-    const row = await this.#db().selectFrom('fx_quotes').selectAll().where('conversion_request_id', '=', conversionRequestId).executeTakeFirst();
+    const row = await this.#database.quickReader<Schema>().selectFrom('fx_quotes').selectAll().where('conversion_request_id', '=', conversionRequestId).executeTakeFirst();
     return row === undefined ? undefined : quoteOf(row);
   }
 
   async findQuote(conversionId: string): Promise<FxQuoteRecord | undefined> {
-    const row = await this.#db().selectFrom('fx_quotes').selectAll().where('conversion_id', '=', conversionId).executeTakeFirst();
+    const row = await this.#database.quickReader<Schema>().selectFrom('fx_quotes').selectAll().where('conversion_id', '=', conversionId).executeTakeFirst();
     return row === undefined ? undefined : quoteOf(row);
   }
 
@@ -180,7 +180,7 @@ export class FxStore {
   }
 
   async findConversion(commitRequestId: string): Promise<ConversionRecord | undefined> {
-    const row = await this.#db().selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirst();
+    const row = await this.#database.quickReader<Schema>().selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirst();
     return row === undefined ? undefined : conversionOf(row);
   }
 

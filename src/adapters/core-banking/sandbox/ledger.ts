@@ -101,7 +101,7 @@ export class SandboxLedger {
   /** Where a collection, refund or reservation stands, from stored state. */
   async transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
     // A read: it need not queue behind writes, and a reference's row answers on its own.
-    const context: BookContext = { trx: this.#database.reader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString(), books: this.#database };
+    const context: BookContext = { trx: this.#database.quickReader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString(), books: this.#database };
     const debit = await debitState(context, reference);
     if (debit !== undefined) return debit;
     const hold = await holdState(context, reference);
@@ -155,7 +155,7 @@ export class SandboxLedger {
   /** Whether the customer behind `id` consents to its registration with the platform (yes unless withdrawn). */
   async consents(id: PartyId): Promise<boolean> {
     const row = await this.#database
-      .reader<SandboxSchema>()
+      .quickReader<SandboxSchema>()
       .selectFrom('sandbox_consent_withdrawals')
       .select('id_type')
       .where('id_type', '=', id.idType)
@@ -170,7 +170,7 @@ export class SandboxLedger {
   }
 
   async findCustomer(id: PartyId): Promise<SandboxCustomer | undefined> {
-    return findCustomer(this.#database.reader<SandboxSchema>(), id);
+    return findCustomer(this.#database.quickReader<SandboxSchema>(), id);
   }
 
   /** Every account, in account-id order; one statement, so one consistent state. */

@@ -6,11 +6,12 @@ import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-datab
 import type { AnySchema, DatabaseWork } from './sql-database.js';
 
 /**
- * Commit groups on a real PostgreSQL server. A group forms only while a statement is in flight,
- * so each test first sends one statement that waits on a row locked by a session of the test's
- * own, queues the statements of the group behind it, then lets the first one go.
+ * Commit groups and read groups on a real PostgreSQL server. A group forms only while a
+ * statement is in flight, so each test first sends one that waits (on a row locked by a session
+ * of the test's own, or in pg_sleep), queues the statements of the group behind it, then lets
+ * the first one go.
  */
-describe('commit groups on PostgreSQL', () => {
+describe('statement groups on PostgreSQL', () => {
   let shared: TestDatabase | undefined;
   const opened: PostgresDatabase[] = [];
   const sessions: pg.Client[] = [];
@@ -43,6 +44,20 @@ describe('commit groups on PostgreSQL', () => {
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
     throw new Error(`no statement "${prefix}..." came to wait on a lock`);
+  };
+
+  /** Waits until a backend of this database is running a statement starting with `prefix`. */
+  const waitingFor = async (prefix: string): Promise<void> => {
+    const observer = await session();
+    for (let attempt = 0; attempt < 500; attempt += 1) {
+      const result = await observer.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and query like $1`,
+        [`${prefix}%`],
+      );
+      if (result.rows[0]?.n === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    throw new Error(`no statement "${prefix}..." came to run`);
   };
 
   /** Gives queued statements time to reach the groups (no I/O happens on their way there). */
@@ -183,8 +198,33 @@ describe('commit groups on PostgreSQL', () => {
     expect(await insert(database, 32, 'thirty-two')).toEqual([{ id: 32, v: 'thirty-two' }]);
   });
 
-  it('commits each statement on its own when group commit is off', async () => {
-    const database = open({ groupCommit: false });
+  it('reads that arrive while one is in flight go together on one connection, each with its own answer or error', async () => {
+    const database = open();
+    const quick = database.quickReader<AnySchema>();
+    const before = database.work();
+    const first = sql<{ v: string; pid: number }>`select v, pg_backend_pid() as pid from t where id = ${0} and pg_sleep(0.3) is not null`.execute(quick);
+    await waitingFor(`select v, pg_backend_pid() as pid from t where id = $1 and pg_sleep`);
+    const byId = (id: number) => sql<{ v: string; pid: number }>`select v, pg_backend_pid() as pid from t where id = ${id}`.execute(quick);
+    const group = [byId(21), sql`select 1 / ${0}::integer as never`.execute(quick), byId(22), byId(99)];
+    await queued();
+    const answers = await Promise.allSettled(group);
+    const alone = (await first).rows;
+    expect(alone.map((row) => row.v)).toEqual(['first']);
+    const rows = answers.map((answer) => (answer.status === 'fulfilled' ? (answer.value.rows as Array<{ v: string; pid: number }>) : undefined));
+    expect(rows[0]?.map((row) => row.v)).toEqual(['a+T+g']);
+    expect(rows[2]?.map((row) => row.v)).toEqual(['T+g']);
+    expect(rows[3]).toEqual([]);
+    expect(answers[1]?.status).toBe('rejected');
+    expect((answers[1] as PromiseRejectedResult).reason).toMatchObject({ code: '22012', message: 'division by zero' });
+    // The group's reads ran on its own connection, one backend, not the first read's.
+    const groupPid = rows[0]?.[0]?.pid;
+    expect(rows[2]?.[0]?.pid).toBe(groupPid);
+    expect(groupPid).not.toBe(alone[0]?.pid);
+    expect(delta(before, database.work())).toEqual({ statements: 5, roundTrips: 2, transactions: 0, commits: 0 });
+  });
+
+  it('commits each statement on its own when statement groups are off', async () => {
+    const database = open({ statementGroups: false });
     const before = database.work();
     const { first, release } = await firstInFlight(database, 0);
     const group = [41, 42, 43].map((id) => insert(database, id, `row ${id}`));

@@ -1,0 +1,255 @@
+import pg from 'pg';
+import type { StatementNames } from './postgres-statements.js';
+
+/**
+ * Statements of many requests sent to PostgreSQL together, in one write on one pipelined
+ * connection, so that a group of them costs one round trip instead of one each.
+ *
+ * Gathering: a statement that arrives while nothing is in flight goes alone at once (through
+ * `single`, the ordinary pool), as it would without groups; those that arrive while a statement
+ * or a group is in flight wait for it and then go together. Nothing waits for a timer, and at
+ * most one statement or group of an instance is in flight at a time.
+ *
+ * Commit groups (`mode: 'commit'`), for statements that are atomic by themselves (an audited
+ * change, a one-statement reservation), each normally committed on its own. The group is one
+ * transaction: BEGIN, the statements in the order they arrived, COMMIT. It costs one round trip
+ * and one commit (one WAL flush) instead of one of each per statement.
+ * - Every caller is answered only after the group's COMMIT is answered, so a statement is never
+ *   reported done before it is on disk. Each statement sees the ones before it, as if each had
+ *   committed before the next began. No two statements of a group come from one request (a
+ *   request waits for each of its statements before it sends the next).
+ * - When a statement fails (a lock wait past the lock timeout, a guard that fails on purpose, a
+ *   stale plan), the server rolls the whole group back and nothing of it stays. Each statement
+ *   then runs again alone, so each caller gets the outcome its statement has on its own.
+ * - When the connection fails or the session ends instead, whether the COMMIT was applied is
+ *   unknown: every caller of the group gets an error saying so, as a caller of a single
+ *   statement whose connection failed would.
+ * - Deadlocks: the group holds the locks of its first statements while later ones run, which a
+ *   single statement did not. The commit groups' connection therefore has a lock_timeout well
+ *   below the server's deadlock_timeout: a group that waits on a transaction that waits on the
+ *   group gives way (and falls back to single statements) before PostgreSQL's deadlock check
+ *   would pick a victim, so no other transaction is ever failed for it.
+ *
+ * Read groups (`mode: 'read'`), for short reads by key on the payment path. The reads of a group
+ * are pipelined without a transaction: each is its own statement and its own snapshot, and each
+ * caller gets its own answer or error. A long read would delay the ones written behind it, so
+ * listings and reports do not come here (SqlDatabase.quickReader).
+ */
+
+export interface StatementGroupsOptions {
+  readonly mode: 'commit' | 'read';
+  /** The groups' own pool: one connection in pipeline mode. */
+  readonly pool: pg.Pool;
+  /** Runs one statement on its own (autocommitted) through the ordinary pool. */
+  readonly single: (text: string, values: readonly unknown[]) => Promise<pg.QueryResult>;
+  /** Statement names shared with the ordinary pool; undefined when statements run unnamed. */
+  readonly names: StatementNames | undefined;
+  /** Most statements in one group. */
+  readonly maxGroup: number;
+  /**
+   * Counts the groups' work: statements sent and round trips (a group is one) on the groups'
+   * connection, and commits (a commit group that committed, a statement committed alone). A
+   * statement sent alone is counted by the ordinary pool, its commit here.
+   */
+  readonly count: (work: { readonly statements: number; readonly roundTrips: number; readonly commits: number }) => void;
+}
+
+interface Pending {
+  readonly text: string;
+  readonly values: readonly unknown[];
+  readonly resolve: (result: pg.QueryResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** PostgreSQL's SQLSTATE for a stale plan ("cached plan must not change result type"). */
+const STALE_PLAN_CODE = '0A000';
+
+export class StatementGroups {
+  readonly #options: StatementGroupsOptions;
+  #queue: Pending[] = [];
+  #inFlight = false;
+  #closed = false;
+  /** A statement failed on a stale plan: the connection drops its prepared statements first. */
+  #stale = false;
+  /** Bumped on every DEALLOCATE ALL, so the connection never reuses a name it has dropped. */
+  #epoch = 0;
+
+  constructor(options: StatementGroupsOptions) {
+    if (!Number.isSafeInteger(options.maxGroup) || options.maxGroup < 2) throw new Error(`maxGroup ${options.maxGroup} must be at least 2`);
+    this.#options = options;
+  }
+
+  /** Runs one statement, alone or in the next group. */
+  run(text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
+    if (this.#closed) return Promise.reject(new Error('database is closed'));
+    if (!this.#inFlight) {
+      // Nothing in flight: go at once, alone, and let the statements that arrive meanwhile
+      // gather behind it.
+      this.#inFlight = true;
+      const alone = this.#single(text, values);
+      void alone.then(this.#next, this.#next);
+      return alone;
+    }
+    return new Promise<pg.QueryResult>((resolve, reject) => this.#queue.push({ text, values, resolve, reject }));
+  }
+
+  /** Rejects what is waiting; a group in flight finishes. */
+  close(): void {
+    this.#closed = true;
+    const waiting = this.#queue;
+    this.#queue = [];
+    for (const pending of waiting) pending.reject(new Error('database is closed'));
+  }
+
+  readonly #next = (): void => {
+    if (this.#queue.length === 0) {
+      this.#inFlight = false;
+      return;
+    }
+    const group = this.#queue.splice(0, this.#options.maxGroup);
+    const done = group.length === 1 ? this.#alone(group[0]!) : this.#group(group);
+    void done.then(this.#next);
+  };
+
+  async #alone(pending: Pending): Promise<void> {
+    try {
+      pending.resolve(await this.#single(pending.text, pending.values));
+    } catch (error) {
+      pending.reject(error);
+    }
+  }
+
+  async #single(text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
+    const result = await this.#options.single(text, values);
+    if (this.#options.mode === 'commit') this.#options.count({ statements: 0, roundTrips: 0, commits: 1 });
+    return result;
+  }
+
+  async #group(group: Pending[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#options.pool.connect();
+    } catch {
+      // No group connection: each goes alone, through the ordinary pool.
+      await Promise.all(group.map((pending) => this.#alone(pending)));
+      return;
+    }
+    if (this.#stale) {
+      try {
+        this.#options.count({ statements: 1, roundTrips: 1, commits: 0 });
+        await client.query('deallocate all');
+        this.#epoch += 1;
+        this.#stale = false;
+      } catch (error) {
+        // Nothing of the group was sent: each goes alone, and the connection is replaced.
+        client.release(asError(error));
+        await Promise.all(group.map((pending) => this.#alone(pending)));
+        return;
+      }
+    }
+    let outcome: Outcome;
+    try {
+      const settled = await this.#send(client, group);
+      outcome = this.#options.mode === 'commit' ? this.#committed(group, settled) : this.#read(group, settled);
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
+      outcome = { broken: asError(error), again: [] };
+    }
+    client.release(outcome.broken);
+    await Promise.all(outcome.again.map((pending) => this.#alone(pending)));
+  }
+
+  /**
+   * A commit group's answers: BEGIN, one per statement, COMMIT. Settles every caller when the
+   * group committed or when its outcome is unknown; when the server rolled it back, settles none
+   * and answers all of them, to run again alone.
+   */
+  #committed(group: Pending[], settled: PromiseSettledResult<pg.QueryResult>[]): Outcome {
+    const commit = settled[settled.length - 1]!;
+    const statements = settled.slice(1, -1);
+    if (statements.some((answer) => answer.status === 'rejected' && isStalePlan(answer.reason))) this.#stale = true;
+    if (commit.status === 'rejected') {
+      // An error the server answered the COMMIT with means it rolled back; a session that ended
+      // or a connection that failed first leaves the COMMIT's fate unknown.
+      if (!isConnectionLevel(commit.reason)) return { broken: undefined, again: group };
+      const error = new Error(`connection lost during a group commit; whether it was applied is unknown: ${describe(commit.reason)}`);
+      for (const pending of group) pending.reject(error);
+      return { broken: asError(commit.reason), again: [] };
+    }
+    if (commit.value.command !== 'COMMIT') return { broken: undefined, again: group };
+    this.#options.count({ statements: 0, roundTrips: 0, commits: 1 });
+    // Committed: a server error would have rolled the group back, so a statement that failed
+    // here failed in the client before it was sent (a value it could not bind) and did nothing.
+    group.forEach((pending, index) => settle(pending, statements[index]!));
+    return { broken: undefined, again: [] };
+  }
+
+  /** A read group's answers, one per read: each caller gets its own; a stale plan runs again alone. */
+  #read(group: Pending[], settled: PromiseSettledResult<pg.QueryResult>[]): Outcome {
+    const again: Pending[] = [];
+    let broken: Error | undefined;
+    group.forEach((pending, index) => {
+      const answer = settled[index]!;
+      if (answer.status === 'rejected' && isStalePlan(answer.reason)) {
+        this.#stale = true;
+        again.push(pending);
+        return;
+      }
+      if (answer.status === 'rejected' && isConnectionLevel(answer.reason)) broken = asError(answer.reason);
+      settle(pending, answer);
+    });
+    return { broken, again };
+  }
+
+  /** Writes the group (for a commit group between BEGIN and COMMIT) at once, and reads its answers. */
+  async #send(client: pg.PoolClient, group: Pending[]): Promise<PromiseSettledResult<pg.QueryResult>[]> {
+    const names = this.#options.names;
+    const commit = this.#options.mode === 'commit';
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    // Corked, the messages of every statement leave in one write when uncorked.
+    stream?.cork?.();
+    let answers: Promise<pg.QueryResult>[];
+    try {
+      // Sent in this order: BEGIN (commit groups), the statements, COMMIT (commit groups).
+      const begin = commit ? [client.query('begin')] : [];
+      const statements = group.map((pending) => {
+        const number = names?.numberOf(pending.text, pending.values.length);
+        const values = [...pending.values];
+        return number === undefined ? client.query(pending.text, values) : client.query({ name: `cg${this.#epoch}_${number}`, text: pending.text, values });
+      });
+      answers = [...begin, ...statements, ...(commit ? [client.query('commit')] : [])];
+    } finally {
+      stream?.uncork?.();
+    }
+    this.#options.count({ statements: answers.length, roundTrips: 1, commits: 0 });
+    return Promise.allSettled(answers);
+  }
+}
+
+/** What a group left: whether its connection is to be dropped, and what runs again alone. */
+interface Outcome {
+  readonly broken: Error | undefined;
+  readonly again: Pending[];
+}
+
+function settle(pending: Pending, answer: PromiseSettledResult<pg.QueryResult>): void {
+  if (answer.status === 'fulfilled') pending.resolve(answer.value);
+  else pending.reject(answer.reason);
+}
+
+function isStalePlan(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.code === STALE_PLAN_CODE;
+}
+
+/** Not an error of one statement: the session ended or the connection failed. */
+function isConnectionLevel(error: unknown): boolean {
+  return !(error instanceof pg.DatabaseError) || error.severity !== 'ERROR';
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
