@@ -44,7 +44,7 @@ describe('loadConfig', () => {
     );
   });
 
-  it('commits PostgreSQL statements one by one when DATABASE_STATEMENT_GROUPS is off, and refuses any other word', () => {
+  it('sends PostgreSQL statements one by one when DATABASE_STATEMENT_GROUPS is off, and refuses any other word', () => {
     const off = loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_STATEMENT_GROUPS: 'off' });
     expect(off.store).toEqual({ kind: 'postgres', location: 'postgres://db/cc', poolMax: 10, preparedStatements: true, statementGroups: false });
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_STATEMENT_GROUPS: 'yes' })).toThrow(

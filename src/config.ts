@@ -21,7 +21,7 @@ export interface StoreConfig {
   readonly poolMax: number;
   /** PostgreSQL: parameterised statements run as named prepared statements (default true). */
   readonly preparedStatements?: boolean | undefined;
-  /** PostgreSQL: autocommitted statements arriving together are committed together (default true). */
+  /** PostgreSQL: commit groups and read groups, statements arriving together sent together (default true). */
   readonly statementGroups?: boolean | undefined;
 }
 
