@@ -62,14 +62,14 @@ export const POSTGRES_DEFAULTS = {
  */
 const MIGRATION_LOCK_KEY = '7161688131923763572';
 const MIGRATION_LOCK_FIRST_POLL_MS = 20;
+const MIGRATION_LOCK_MAX_POLL_MS = 500;
 /**
  * How long a statement of a commit group waits for a lock before the group is rolled back and
  * its statements run alone: well below PostgreSQL's deadlock_timeout (1 s by default).
  */
 const GROUP_LOCK_TIMEOUT_MS = 100;
-/** Most statements in one commit group. */
+/** Most statements in one group. */
 const GROUP_MAX_STATEMENTS = 64;
-const MIGRATION_LOCK_MAX_POLL_MS = 500;
 
 /**
  * PostgreSQL through a `pg` pool. Each `transaction` call is one READ COMMITTED transaction on
@@ -83,7 +83,7 @@ export class PostgresDatabase implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly #db: Kysely<AnySchema>;
   readonly #pool: pg.Pool;
-  /** Autocommitted statements go through here, to be committed in groups (when on). */
+  /** Commit groups (autocommitted statements) and read groups (quick reads), unless turned off. */
   readonly #grouping: { readonly commits: Grouping; readonly reads: Grouping } | undefined;
   readonly #migrationLockWaitMs: number;
   readonly #closeWaitMs: number;
@@ -96,9 +96,9 @@ export class PostgresDatabase implements SqlDatabase {
     const settings = checkedSettings(options);
     this.#migrationLockWaitMs = settings.migrationLockWaitMs;
     this.#closeWaitMs = settings.connectionTimeoutMs;
-    const pool = new pg.Pool({
+    // Every connection of this process, pooled or of a group, has the same limits.
+    const connection: pg.PoolConfig = {
       connectionString: options.url,
-      max: options.poolMax,
       connectionTimeoutMillis: settings.connectionTimeoutMs,
       idleTimeoutMillis: settings.idleTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
@@ -106,7 +106,8 @@ export class PostgresDatabase implements SqlDatabase {
       idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
       application_name: 'core-connector',
       keepAlive: true,
-    });
+    };
+    const pool = new pg.Pool({ ...connection, max: options.poolMax });
     const logger = options.logger;
     this.#watch(pool, 'pool', logger);
     const names = options.preparedStatements === false ? undefined : new StatementNames(options.statementNaming);
@@ -129,24 +130,17 @@ export class PostgresDatabase implements SqlDatabase {
       options.statementGroups === false
         ? undefined
         : {
-            commits: this.#grouped('commit', options.url, settings, pool, names, logger),
-            reads: this.#grouped('read', options.url, settings, pool, names, logger),
+            commits: this.#grouped('commit', connection, pool, names, logger),
+            reads: this.#grouped('read', connection, pool, names, logger),
           };
   }
 
   /** One kind of statement groups: their connection's pool, the groups, and the Kysely view that feeds them. */
-  #grouped(mode: 'commit' | 'read', url: string, settings: Settings, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
+  #grouped(mode: 'commit' | 'read', connection: pg.PoolConfig, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
     const groupPool = new pg.Pool({
-      connectionString: url,
+      ...connection,
       max: 1,
-      connectionTimeoutMillis: settings.connectionTimeoutMs,
-      idleTimeoutMillis: settings.idleTimeoutMs,
-      statement_timeout: settings.statementTimeoutMs,
-      query_timeout: settings.queryTimeoutMs,
-      idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
       ...(mode === 'commit' ? { lock_timeout: GROUP_LOCK_TIMEOUT_MS } : {}),
-      application_name: 'core-connector',
-      keepAlive: true,
       // Not in @types/pg yet: the client writes each query without waiting for the one before.
       ...({ pipeline: true } as object),
     });
@@ -298,7 +292,7 @@ export class PostgresDatabase implements SqlDatabase {
     this.#grouping?.commits.groups.close();
     this.#grouping?.reads.groups.close();
     await this.#db.destroy();
-    // Kysely ends the pool only if it used it itself; the commit groups use it directly too.
+    // Kysely ends the pool only if it used it itself; the groups' lone statements use it directly.
     if (!this.#pool.ending) await this.#pool.end();
     await this.#grouping?.commits.pool.end();
     await this.#grouping?.reads.pool.end();

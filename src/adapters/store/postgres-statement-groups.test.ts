@@ -32,33 +32,25 @@ describe('statement groups on PostgreSQL', () => {
     return client;
   };
 
-  /** Waits until a backend of this database is waiting on a lock in a statement starting with `prefix`. */
-  const waitingOnLock = async (prefix: string): Promise<void> => {
+  /**
+   * Waits until one backend of this database runs a statement starting with `prefix`: waiting
+   * on a lock, or active at all.
+   */
+  const backend = async (prefix: string, doing: 'waiting on a lock' | 'running'): Promise<void> => {
     const observer = await session();
+    const condition = doing === 'waiting on a lock' ? `wait_event_type = 'Lock'` : `state = 'active'`;
     for (let attempt = 0; attempt < 500; attempt += 1) {
       const result = await observer.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and ${condition} and query like $1`,
         [`${prefix}%`],
       );
       if (result.rows[0]?.n === 1) return;
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    throw new Error(`no statement "${prefix}..." came to wait on a lock`);
+    throw new Error(`no statement "${prefix}..." came to be ${doing}`);
   };
-
-  /** Waits until a backend of this database is running a statement starting with `prefix`. */
-  const waitingFor = async (prefix: string): Promise<void> => {
-    const observer = await session();
-    for (let attempt = 0; attempt < 500; attempt += 1) {
-      const result = await observer.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and query like $1`,
-        [`${prefix}%`],
-      );
-      if (result.rows[0]?.n === 1) return;
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    throw new Error(`no statement "${prefix}..." came to run`);
-  };
+  const waitingOnLock = (prefix: string) => backend(prefix, 'waiting on a lock');
+  const waitingFor = (prefix: string) => backend(prefix, 'running');
 
   /** Gives queued statements time to reach the groups (no I/O happens on their way there). */
   const queued = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));

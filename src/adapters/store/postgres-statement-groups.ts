@@ -108,7 +108,13 @@ export class StatementGroups {
     }
     const group = this.#queue.splice(0, this.#options.maxGroup);
     const done = group.length === 1 ? this.#alone(group[0]!) : this.#group(group);
-    void done.then(this.#next);
+    // #group settles every caller itself; should it throw all the same, no caller is left
+    // waiting (settling twice changes nothing) and the next group still goes.
+    void done
+      .catch((error: unknown) => {
+        for (const pending of group) pending.reject(error);
+      })
+      .finally(this.#next);
   };
 
   async #alone(pending: Pending): Promise<void> {
