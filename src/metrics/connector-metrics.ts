@@ -144,7 +144,7 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
 function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
   const names = [
     ['statements', 'connector_db_statements_total', 'Statements sent to the database'],
-    ['roundTrips', 'connector_db_round_trips_total', 'Round trips to the database (PostgreSQL: a commit group is one; SQLite: one per statement)'],
+    ['roundTrips', 'connector_db_round_trips_total', 'Round trips to the database (PostgreSQL: a commit or read group is one; SQLite: one per statement)'],
     ['transactions', 'connector_db_transactions_total', 'Transactions asked of the database'],
     ['commits', 'connector_db_commits_total', 'Commits that reached the disk (one per group of transactions on SQLite, per commit group on PostgreSQL)'],
   ] as const;

@@ -19,14 +19,14 @@ export interface Migration {
  */
 export interface DatabaseWork {
   /**
-   * Statements sent to the database. On PostgreSQL each is one network round trip (BEGIN and
-   * COMMIT included); on SQLite each is one call into the embedded engine (savepoints included).
+   * Statements sent to the database: on PostgreSQL BEGIN and COMMIT included; on SQLite each is
+   * one call into the embedded engine (savepoints included).
    */
   readonly statements: number;
   /**
-   * Round trips to the database. On PostgreSQL a commit group's statements (BEGIN and COMMIT
-   * included) are written together and count as one; every other statement is one. On SQLite
-   * there is no network: the same as `statements`.
+   * Round trips to the database. On PostgreSQL the statements of a commit group (BEGIN and
+   * COMMIT included) or of a read group are written together and count as one; every other
+   * statement is one. On SQLite there is no network: the same as `statements`.
    */
   readonly roundTrips: number;
   /** Calls of `transaction`: the atomic units of work asked for. */
