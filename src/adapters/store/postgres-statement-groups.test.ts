@@ -168,6 +168,44 @@ describe('statement groups on PostgreSQL', () => {
     expect(spent).toEqual({ statements: 1 + 4 + 2, roundTrips: 1 + 1 + 2, transactions: 3, commits: 1 + 2 });
   });
 
+  it('runs a group again alone when a statement meets a stale plan (another replica migrated), and drops its prepared statements before the next group', async () => {
+    const database = open();
+    const setup = await session();
+    await setup.query('create table s (id integer primary key, a integer not null)');
+    await setup.query('insert into s (id, a) values (1, 0), (2, 0)');
+    const bump = (id: number) =>
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`update s set a = a + 1 where id = ${id} returning *`.execute(db)).rows);
+    const grouped = async (): Promise<{ rows: unknown[]; spent: ReturnType<typeof delta> }> => {
+      const before = database.work();
+      const { first, release } = await firstInFlight(database, 0);
+      const group = [bump(1), bump(2)];
+      await queued();
+      await release();
+      await first;
+      const rows = await Promise.all(group);
+      return { rows, spent: delta(before, database.work()) };
+    };
+    // Prepared on the group's connection under its first name.
+    expect(await grouped()).toEqual({
+      rows: [[{ id: 1, a: 1 }], [{ id: 2, a: 1 }]],
+      spent: { statements: 1 + 4, roundTrips: 2, transactions: 3, commits: 2 },
+    });
+    // Another replica adds a column: the prepared plan of `returning *` no longer fits.
+    await setup.query('alter table s add column b text');
+    // The group fails on the stale plan and is rolled back; each statement runs again alone
+    // through the ordinary pool, and each caller sees the new column.
+    expect(await grouped()).toEqual({
+      rows: [[{ id: 1, a: 2, b: null }], [{ id: 2, a: 2, b: null }]],
+      spent: { statements: 1 + 4 + 2, roundTrips: 1 + 1 + 2, transactions: 3, commits: 1 + 2 },
+    });
+    // The next group first drops the connection's prepared statements (one more round trip),
+    // then prepares afresh under new names.
+    expect(await grouped()).toEqual({
+      rows: [[{ id: 1, a: 3, b: null }], [{ id: 2, a: 3, b: null }]],
+      spent: { statements: 1 + 1 + 4, roundTrips: 1 + 1 + 1, transactions: 3, commits: 2 },
+    });
+  });
+
   it('tells every caller of a group whose connection was lost that the outcome is unknown, and goes on with a new connection', async () => {
     const database = open();
     const killer = await session();
