@@ -117,11 +117,12 @@ describe('statement groups on PostgreSQL', () => {
     const database = open();
     const before = database.work();
     const { first, release } = await firstInFlight(database, 0);
-    const group = [insert(database, 11, 'eleven'), insert(database, 1, 'taken'), insert(database, 12, 'twelve')];
+    // Settled from the start, so that a rejection is never left unhandled for a moment.
+    const group = Promise.allSettled([insert(database, 11, 'eleven'), insert(database, 1, 'taken'), insert(database, 12, 'twelve')]);
     await queued();
     await release();
     await first;
-    const [eleven, taken, twelve] = await Promise.allSettled(group);
+    const [eleven, taken, twelve] = await group;
     expect(eleven).toEqual({ status: 'fulfilled', value: [{ id: 11, v: 'eleven' }] });
     expect(twelve).toEqual({ status: 'fulfilled', value: [{ id: 12, v: 'twelve' }] });
     expect(taken?.status).toBe('rejected');
@@ -211,10 +212,11 @@ describe('statement groups on PostgreSQL', () => {
     const killer = await session();
     const before = database.work();
     const { first, release } = await firstInFlight(database, 0);
-    const group = [
+    // Settled from the start: the callers' rejections may arrive before the kill is confirmed.
+    const group = Promise.allSettled([
       insert(database, 31, 'thirty-one'),
       database.autocommit<AnySchema, unknown>(async (db) => (await sql`select pg_sleep(5) as slept`.execute(db)).rows),
-    ];
+    ]);
     await queued();
     await release();
     await first;
@@ -226,7 +228,7 @@ describe('statement groups on PostgreSQL', () => {
       if (attempt > 500) throw new Error('the group never started its sleep');
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    const outcomes = await Promise.allSettled(group);
+    const outcomes = await group;
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected');
       expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/^Error: connection lost during a group commit; whether it was applied is unknown: /);
@@ -244,9 +246,9 @@ describe('statement groups on PostgreSQL', () => {
     const first = sql<{ v: string; pid: number }>`select v, pg_backend_pid() as pid from t where id = ${0} and pg_sleep(1) is not null`.execute(quick);
     await waitingFor(`select v, pg_backend_pid() as pid from t where id = $1 and pg_sleep`);
     const byId = (id: number) => sql<{ v: string; pid: number }>`select v, pg_backend_pid() as pid from t where id = ${id}`.execute(quick);
-    const group = [byId(11), sql`select 1 / ${0}::integer as never`.execute(quick), byId(12), byId(99)];
+    const group = Promise.allSettled([byId(11), sql`select 1 / ${0}::integer as never`.execute(quick), byId(12), byId(99)]);
     await queued();
-    const answers = await Promise.allSettled(group);
+    const answers = await group;
     const alone = (await first).rows;
     expect(alone.map((row) => row.v)).toEqual(['first']);
     const rows = answers.map((answer) => (answer.status === 'fulfilled' ? (answer.value.rows as Array<{ v: string; pid: number }>) : undefined));
