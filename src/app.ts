@@ -14,9 +14,13 @@ import { atInstitutionBoundary } from './adapters/core-banking/institution-bound
 import type { SqlDatabase } from './adapters/store/sql-database.js';
 import { SdkClient } from './adapters/switch/sdk-client.js';
 import {
+  ALL_FLOAT_SHARDS,
+  FLOAT_LANES,
+  FLOAT_LANE_SPACE,
   SandboxCoreBanking,
   SandboxLedger,
   demoAccounts,
+  floatLaneOf,
   parseSandboxAccountsFile,
   sandboxMigrations,
   seedSandbox,
@@ -313,13 +317,15 @@ async function createCoreBanking(
   if (config.coreBanking.adapter !== 'sandbox') {
     return { coreBanking: createHttpCoreBanking(config.coreBanking, { clock }), sandbox: undefined };
   }
-  const ledger = new SandboxLedger(database, () => clock.now());
+  // On PostgreSQL each replica takes from and credits to float shards of its own (ledger-float.ts).
+  const floatLane = database.dialect === 'postgres' ? floatLaneOf(await database.claimSlot(FLOAT_LANE_SPACE, FLOAT_LANES)) : ALL_FLOAT_SHARDS;
+  const ledger = new SandboxLedger(database, () => clock.now(), { floatLane });
   const accounts =
     config.sandboxAccountsFile === undefined
       ? demoAccounts
       : parseSandboxAccountsFile(await readFile(config.sandboxAccountsFile, 'utf8'));
   const seeded = await seedSandbox(ledger, accounts);
-  logger.info({ seeded }, 'sandbox institution ready');
+  logger.info({ seeded, floatShards: { first: floatLane.first, count: floatLane.size } }, 'sandbox institution ready');
   return { coreBanking: new SandboxCoreBanking(ledger, { outgoingFlow: config.outgoing.sandboxFlow }), sandbox: ledger };
 }
 

@@ -161,6 +161,60 @@ describe('two replicas on one PostgreSQL database', () => {
     await Promise.all(replicas.map((replica) => replica.stop()));
   }, 60_000);
 
+  it('each replica reserves on float shards of its own lane; a hold is committed on its shard by either replica', async () => {
+    const d = await deployment();
+    const lanes = new Map<number, unknown>();
+    const replicas = await startReplicas(d, { RECOVERY_INTERVAL_MS: '3600000', LOG_LEVEL: 'info' }, (replica, line) => {
+      if (line.msg === 'sandbox institution ready') lanes.set(replica, line['floatShards']);
+    });
+    // Lanes of two shards, claimed in turn: which replica got which depends on who asked first.
+    const claimed = [lanes.get(0), lanes.get(1)] as Array<{ first: number; count: number } | undefined>;
+    expect(claimed.map((lane) => lane?.first).sort()).toEqual([0, 2]);
+    expect(claimed.map((lane) => lane?.count)).toEqual([2, 2]);
+    const driver = driverFor(d, replicas);
+    const onShard = new Map<string, number>();
+    for (let index = 0; index < 8; index += 1) {
+      // Reserved on one replica, committed on the other.
+      const [reserving, committing] = index % 2 === 0 ? [replicas[0]!, replicas[1]!] : [replicas[1]!, replicas[0]!];
+      const flow = driver.plan();
+      flow.quoteAnswer = await driver.send('POST', '/quoterequests', flow.quoteBody, reserving.url);
+      expect(flow.quoteAnswer?.status).toBe(200);
+      const transfer = driver.prepareTransfer(flow);
+      expect((await driver.send('POST', '/transfers', transfer, reserving.url))?.status).toBe(200);
+      const hold = await d.reader
+        .reader<SandboxSchema>()
+        .selectFrom('sandbox_holds')
+        .select(['float_shard'])
+        .where('reference', '=', flow.transferId)
+        .executeTakeFirstOrThrow();
+      const lane = claimed[index % 2]!;
+      expect(hold.float_shard === lane.first || hold.float_shard === lane.first + 1).toBe(true);
+      onShard.set(flow.transferId, hold.float_shard ?? -1);
+      flow.decision = 'COMPLETED';
+      flow.notificationBody = notification('COMPLETED');
+      flow.notificationAnswer = await driver.send('PUT', `/transfers/${flow.transferId}`, flow.notificationBody, committing.url);
+      expect(flow.notificationAnswer).toEqual({ status: 200, body: {} });
+    }
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    const report = await checkInvariants(d.reader, driver.flows, demoAccounts);
+    expect(report.problems).toEqual([]);
+    expect(report.states).toEqual({ COMMITTED: 8 });
+    expect(report.conservation.ok).toBe(true);
+    // Each shard gave exactly what was committed from it: its share of the demo float (1,000,000
+    // in eight equal parts) less the captured holds recorded on it.
+    const shards = await d.reader.reader<SandboxSchema>().selectFrom('sandbox_float_shards').select(['shard', 'balance', 'held']).orderBy('shard').execute();
+    const captured = await d.reader.reader<SandboxSchema>().selectFrom('sandbox_holds').select(['float_shard', 'amount', 'state', 'reference']).execute();
+    expect(captured.map((hold) => [hold.reference, hold.state, hold.float_shard]).sort()).toEqual(
+      [...onShard].map(([reference, shard]) => [reference, 'CAPTURED', shard]).sort(),
+    );
+    const taken = new Map<number, bigint>();
+    for (const hold of captured) taken.set(hold.float_shard ?? -1, (taken.get(hold.float_shard ?? -1) ?? 0n) + BigInt(hold.amount));
+    expect(shards.map((shard) => [shard.shard, shard.balance, shard.held])).toEqual(
+      Array.from({ length: 8 }, (_, shard) => [shard, String(12_500_000n - (taken.get(shard) ?? 0n)), '0']),
+    );
+    expect(report.ledgerCredits).toBe(report.expectedCredits);
+  }, 60_000);
+
   it('parallel duplicates spread over both replicas end with one reservation and one credit or release each', async () => {
     const d = await deployment();
     const replicas = await startReplicas(d, { RECOVERY_INTERVAL_MS: '3600000' });

@@ -368,6 +368,127 @@ describe('PostgresDatabase', () => {
     });
   });
 
+  describe('claimSlot', () => {
+    /** Any 32-bit key space; the sandbox's float lanes use "lane". */
+    const SPACE = 0x74657374;
+
+    /** The slots held in `space` on the server, by any session, in slot order. */
+    async function heldSlots(url: string, space: number): Promise<number[]> {
+      const client = new pg.Client({ connectionString: url, application_name: 'slot-reader' });
+      await client.connect();
+      try {
+        const result = await client.query<{ slot: number }>(
+          `select objid::integer as slot from pg_locks where locktype = 'advisory' and objsubid = 2 and classid = $1::oid and database = (select oid from pg_database where datname = current_database()) and granted order by 1`,
+          [space],
+        );
+        return result.rows.map((row) => row.slot);
+      } finally {
+        await client.end();
+      }
+    }
+
+    it('gives each process a slot of its own while it lives, the same one when it asks again, and frees it on close', async () => {
+      const fresh = await createTestDatabase();
+      const { logger, lines } = recordingLogger();
+      const open = (): PostgresDatabase => new PostgresDatabase({ url: fresh.url, poolMax: 1, logger });
+      const [a, b, c] = [open(), open(), open()];
+      let d: PostgresDatabase | undefined;
+      try {
+        expect(await a.claimSlot(SPACE, 4)).toBe(0);
+        expect(await b.claimSlot(SPACE, 4)).toBe(1);
+        expect(await c.claimSlot(SPACE, 4)).toBe(2);
+        expect(await Promise.all([a.claimSlot(SPACE, 4), b.claimSlot(SPACE, 4), c.claimSlot(SPACE, 4)])).toEqual([0, 1, 2]);
+        // Another key space is claimed apart, on the same session.
+        expect(await b.claimSlot(SPACE + 1, 4)).toBe(0);
+        expect(await heldSlots(fresh.url, SPACE)).toEqual([0, 1, 2]);
+        expect(await heldSlots(fresh.url, SPACE + 1)).toEqual([0]);
+        await b.close();
+        expect(await heldSlots(fresh.url, SPACE)).toEqual([0, 2]);
+        d = open();
+        expect(await d.claimSlot(SPACE, 4)).toBe(1);
+        expect(lines).toEqual([]);
+      } finally {
+        await Promise.all([a.close(), b.close(), c.close(), d?.close()]);
+        await fresh.drop();
+      }
+    });
+
+    it('shares a slot, and says so, when every slot is held', async () => {
+      const fresh = await createTestDatabase();
+      const { logger, lines } = recordingLogger();
+      const databases = [0, 1, 2].map(() => new PostgresDatabase({ url: fresh.url, poolMax: 1, logger }));
+      try {
+        expect(await databases[0]!.claimSlot(SPACE, 2)).toBe(0);
+        expect(await databases[1]!.claimSlot(SPACE, 2)).toBe(1);
+        expect(await databases[2]!.claimSlot(SPACE, 2)).toBe(process.pid % 2);
+        expect(lines).toEqual([
+          { level: 'info', bindings: { space: SPACE, slots: 2, slot: process.pid % 2 }, message: 'every slot is held by another process; this one shares a slot' },
+        ]);
+        expect(await heldSlots(fresh.url, SPACE)).toEqual([0, 1]);
+      } finally {
+        await Promise.all(databases.map((database) => database.close()));
+        await fresh.drop();
+      }
+    });
+
+    it('keeps its slot when the session holding it ends, logs it, and the slot is free for a process that starts later', async () => {
+      const fresh = await createTestDatabase();
+      const { logger, lines } = recordingLogger();
+      const first = new PostgresDatabase({ url: fresh.url, poolMax: 1, logger });
+      let later: PostgresDatabase | undefined;
+      const killer = new pg.Client({ connectionString: fresh.url });
+      await killer.connect();
+      try {
+        expect(await first.claimSlot(SPACE, 4)).toBe(0);
+        const killed = await killer.query<{ n: number }>(
+          `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and query like 'select pg_try_advisory_lock%'`,
+        );
+        expect(killed.rows).toEqual([{ n: 1 }]);
+        await vi.waitFor(() => expect(lines).toHaveLength(1));
+        expect(lines[0]).toMatchObject({
+          level: 'warn',
+          bindings: { store: 'postgres', connection: 'slots' },
+          message: 'PostgreSQL connection failed; the slots it held are free for other processes',
+        });
+        expect((lines[0]!.bindings as { reason: string }).reason).toMatch(/^(terminating connection due to administrator command|Connection terminated unexpectedly)$/);
+        await vi.waitFor(async () => expect(await heldSlots(fresh.url, SPACE)).toEqual([]));
+        // The process goes on with the slot it was given; a process that starts now may take it too.
+        expect(await first.claimSlot(SPACE, 4)).toBe(0);
+        later = new PostgresDatabase({ url: fresh.url, poolMax: 1, logger });
+        expect(await later.claimSlot(SPACE, 4)).toBe(0);
+        expect(lines).toHaveLength(1);
+      } finally {
+        await killer.end();
+        await Promise.all([first.close(), later?.close()]);
+        await fresh.drop();
+      }
+    });
+
+    it('answers a shared slot, and says why, when no session can be opened', async () => {
+      const { logger, lines } = recordingLogger();
+      const database = new PostgresDatabase({ url: 'postgres://cc:open-sesame@127.0.0.1:1/cc', poolMax: 1, logger, connectionTimeoutMs: 1_000 });
+      try {
+        expect(await database.claimSlot(SPACE, 4)).toBe(process.pid % 4);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatchObject({ level: 'warn', bindings: { space: SPACE, slots: 4, slot: process.pid % 4 }, message: 'no slot could be claimed; this process shares a slot' });
+        expect((lines[0]!.bindings as { reason: string }).reason).toMatch(/ECONNREFUSED/);
+        expect(JSON.stringify(lines)).not.toContain('open-sesame');
+      } finally {
+        await database.close();
+      }
+    });
+
+    it('refuses a key space or count it cannot take, and claims nothing once closed', async () => {
+      const database = new PostgresDatabase({ url: sharedUrl(), poolMax: 1, logger: recordingLogger().logger });
+      await expect(database.claimSlot(2 ** 31, 4)).rejects.toThrow('slot key space 2147483648 is not a 32-bit integer');
+      await expect(database.claimSlot(1.5, 4)).rejects.toThrow('slot key space 1.5 is not a 32-bit integer');
+      await expect(database.claimSlot(SPACE, 0)).rejects.toThrow('slot count 0 is not between 1 and 1024');
+      await expect(database.claimSlot(SPACE, 1025)).rejects.toThrow('slot count 1025 is not between 1 and 1024');
+      await database.close();
+      await expect(database.claimSlot(SPACE, 4)).rejects.toThrow('database is closed');
+    });
+  });
+
   describe('test database helper', () => {
     it('fails loudly, without the password, when the server cannot be reached', async () => {
       const unreachable = 'postgres://postgres:hunter2@127.0.0.1:1/postgres';

@@ -5,7 +5,7 @@ import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
 import { StatementGroups } from './postgres-statement-groups.js';
 import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
-import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
+import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
   /** postgres:// URL. It may carry a password, so it is never logged or put in an error. */
@@ -91,6 +91,13 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #connections = new Set<pg.PoolClient>();
   #closed = false;
   readonly #counts = { statements: 0, roundTrips: 0, transactions: 0, commits: 0 };
+  /** The settings of every connection, for the slots' session. */
+  readonly #connection: pg.PoolConfig;
+  readonly #logger: Logger | undefined;
+  /** Slots claimed by this process, by key space and count (claimSlot). */
+  readonly #slots = new Map<string, Promise<number>>();
+  /** The session that holds the slots' advisory locks, opened by the first claim. */
+  #slotSession: Promise<pg.Client> | undefined;
 
   constructor(options: PostgresDatabaseOptions) {
     const settings = checkedSettings(options);
@@ -107,8 +114,10 @@ export class PostgresDatabase implements SqlDatabase {
       application_name: 'core-connector',
       keepAlive: true,
     };
+    this.#connection = connection;
     const pool = new pg.Pool({ ...connection, max: options.poolMax });
     const logger = options.logger;
+    this.#logger = logger;
     this.#watch(pool, 'pool', logger);
     const names = options.preparedStatements === false ? undefined : new StatementNames(options.statementNaming);
     pool.on('connect', (client) => {
@@ -235,6 +244,69 @@ export class PostgresDatabase implements SqlDatabase {
     return result;
   }
 
+  claimSlot(space: number, slots: number): Promise<number> {
+    try {
+      checkSlotRequest(space, slots);
+      this.#assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const key = `${space}/${slots}`;
+    let claim = this.#slots.get(key);
+    if (claim === undefined) {
+      claim = this.#claim(space, slots);
+      this.#slots.set(key, claim);
+    }
+    return claim;
+  }
+
+  /** Tries the slots in order on the slots' session; never fails (see SqlDatabase.claimSlot). */
+  async #claim(space: number, slots: number): Promise<number> {
+    const shared = process.pid % slots;
+    try {
+      const session = await this.#openSlotSession();
+      for (let slot = 0; slot < slots; slot += 1) {
+        const result = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1::integer, $2::integer) as locked', [space, slot]);
+        if (result.rows[0]?.locked === true) return slot;
+      }
+      this.#report('info', { space, slots, slot: shared }, 'every slot is held by another process; this one shares a slot');
+    } catch (error) {
+      this.#report('warn', { space, slots, slot: shared, reason: error instanceof Error ? error.message : String(error) }, 'no slot could be claimed; this process shares a slot');
+    }
+    return shared;
+  }
+
+  /**
+   * One session of its own, kept open for the life of the process: a session-level advisory lock
+   * lasts as long as the session that took it. Should the session fail, the slots already given
+   * stay in use (a hint only) and the failure is logged; the locks are gone, so a process that
+   * starts later may take the same slot.
+   */
+  #openSlotSession(): Promise<pg.Client> {
+    if (this.#slotSession === undefined) {
+      const client = new pg.Client(this.#connection);
+      // A session ended by the server reports its last words, then the lost connection: once is enough.
+      let reported = false;
+      client.on('error', (error: Error) => {
+        if (reported) return;
+        reported = true;
+        this.#report('warn', { store: 'postgres', connection: 'slots', reason: error.message }, 'PostgreSQL connection failed; the slots it held are free for other processes');
+      });
+      const opening = client.connect().then(() => client);
+      // A session that did not open is not kept: a later claim tries again.
+      opening.catch(() => {
+        if (this.#slotSession === opening) this.#slotSession = undefined;
+      });
+      this.#slotSession = opening;
+    }
+    return this.#slotSession;
+  }
+
+  #report(level: 'info' | 'warn', bindings: Record<string, unknown>, message: string): void {
+    if (this.#logger === undefined) process.stderr.write(`${message}: ${JSON.stringify(bindings)}\n`);
+    else this.#logger[level](bindings, message);
+  }
+
   /**
    * Applies all pending migrations in one transaction that first takes an advisory lock, so
    * replicas starting together take turns: the first applies the migrations and commits, the
@@ -296,6 +368,11 @@ export class PostgresDatabase implements SqlDatabase {
     if (!this.#pool.ending) await this.#pool.end();
     await this.#grouping?.commits.pool.end();
     await this.#grouping?.reads.pool.end();
+    // Ending the slots' session frees its slots for other processes.
+    await this.#slotSession?.then(
+      (session) => session.end().catch(() => undefined),
+      () => undefined,
+    );
     // A connection still in the set has not ended yet (the set drops it on 'end'), and no event
     // can arrive between reading the set and listening, so none of these waits is missed.
     const ended = Promise.all(

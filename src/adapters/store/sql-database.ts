@@ -66,8 +66,25 @@ export interface SqlDatabase {
    * transaction, so that it is group-committed and durable like the rest.
    */
   autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T>;
+  /**
+   * A slot from 0 to `slots` - 1 that no other process using this database holds while this one
+   * lives, in the 32-bit key space `space`, for processes to spread their writes over different
+   * rows. On PostgreSQL a session-level advisory lock (space, slot) on a session kept open for
+   * it; the slot is free again when the process ends or its session is lost. A hint only: when
+   * every slot is taken or the claim cannot be made, a slot already held elsewhere is answered
+   * (the process id modulo `slots`), and the reason logged, so correctness never depends on it.
+   * The same space and count answer the same slot for the life of the process. On SQLite, whose
+   * file one process writes, always 0.
+   */
+  claimSlot(space: number, slots: number): Promise<number>;
   /** Applies the migrations not applied yet, in order. */
   migrate(migrations: readonly Migration[]): Promise<void>;
   health(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Refuses a key space or slot count that claimSlot cannot take. */
+export function checkSlotRequest(space: number, slots: number): void {
+  if (!Number.isSafeInteger(space) || space < -(2 ** 31) || space >= 2 ** 31) throw new Error(`slot key space ${space} is not a 32-bit integer`);
+  if (!Number.isSafeInteger(slots) || slots < 1 || slots > 1024) throw new Error(`slot count ${slots} is not between 1 and 1024`);
 }

@@ -33,6 +33,16 @@ describe('SqliteDatabase group commit', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  it('gives its one process slot 0 of any space, refuses a space or count it cannot take, and nothing once closed', async () => {
+    const database = new SqliteDatabase(path);
+    expect(await database.claimSlot(0x6c616e65, 4)).toBe(0);
+    expect(await database.claimSlot(-1, 1)).toBe(0);
+    await expect(database.claimSlot(2 ** 31, 4)).rejects.toThrow('slot key space 2147483648 is not a 32-bit integer');
+    await expect(database.claimSlot(1, 0)).rejects.toThrow('slot count 0 is not between 1 and 1024');
+    await database.close();
+    await expect(database.claimSlot(1, 4)).rejects.toThrow('database is closed');
+  });
+
   it('commits 200 parallel transactions together, isolating the one that throws', async () => {
     const failing = 137;
     const database = new SqliteDatabase(path);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
 import { applyMigrations, ping } from './migrator.js';
-import type { AnySchema, DatabaseWork, Migration, SqlDatabase } from './sql-database.js';
+import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
 /** The most transactions committed by one fsync; bounds the latency of the last in a group. */
 const MAX_GROUP_SIZE = 256;
@@ -133,6 +133,13 @@ export class SqliteDatabase implements SqlDatabase {
       else if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
+  }
+
+  /** One process writes a SQLite file: every slot is its own, and it takes the first. */
+  async claimSlot(space: number, slots: number): Promise<number> {
+    checkSlotRequest(space, slots);
+    if (this.#closed) throw new Error('database is closed');
+    return 0;
   }
 
   async migrate(migrations: readonly Migration[]): Promise<void> {

@@ -121,7 +121,7 @@ export async function refundDebit(context: BookContext, order: RefundOrder): Pro
   const identity = { kind: 'refund' as const, reference: order.reference, payerId: order.payerId, accountId: original.accountId };
   await insertDebit(context, identity, order.amount.currency, minor, 'succeeded', undefined, original.reference);
   // Thrown inside the transaction: the refund recorded above is rolled back, and a retry tries again.
-  if (!(await takeFromFloat(context, float.accountId, shardOf(order.reference), { balance: -minor, held: 0n }))) {
+  if (!(await takeFromFloat(context, float.accountId, shardOf(order.reference, context.floatLane), { balance: -minor, held: 0n }))) {
     throw new ConnectorError('PayeeInsufficientLiquidity', 'the float cannot pay this refund now');
   }
   // The customer's own money goes back whatever the account's status now is.
@@ -142,7 +142,7 @@ async function payIntoFloat(context: BookContext, reference: string, payer: Acco
   await recordTransfer(context, `collect:${reference}`, payer, float, minor);
   payer.balance -= minor;
   await saveAccount(context, payer);
-  await changeShard(context, float.accountId, shardOf(reference), { balance: minor, held: 0n });
+  await changeShard(context, float.accountId, shardOf(reference, context.floatLane), { balance: minor, held: 0n });
 }
 
 /**

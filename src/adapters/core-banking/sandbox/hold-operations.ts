@@ -46,7 +46,7 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
   if (payee === undefined || payee.kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
   if (payee.currency !== request.amount.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
   const float = await floatOf(context, request.amount.currency);
-  const shard = shardOf(request.reference);
+  const shard = shardOf(request.reference, context.floatLane);
   // The hold is written first; one already under this reference (a repeat, or a release that
   // came first) is read instead. The reference's turn is ours, so nothing changes it meanwhile.
   const inserted = await context.trx
@@ -110,7 +110,7 @@ export async function reserveHoldAtOnce(context: BookContext, request: HoldReque
   const minor = positiveMinor(request.amount).toString();
   const currency = request.amount.currency;
   const float = await floatOf(context, currency);
-  const shard = shardOf(request.reference);
+  const shard = shardOf(request.reference, context.floatLane);
   let result;
   try {
     result = await sql<Selectable<HoldsTable> & { payee_kind: string | null; payee_currency: string | null; inserted: number; guard: number | null }>`

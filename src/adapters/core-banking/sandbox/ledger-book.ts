@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { AssertionFailed, assert } from '../../../domain/errors.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
 import type { AccountKind, AccountsTable, PostingKind, SandboxDb } from './sandbox-schema.js';
+import type { FloatLane } from './ledger-float.js';
 
 /**
  * Row-level bookkeeping shared by the ledger's operations. Every function here runs inside
@@ -21,6 +22,8 @@ export interface BookContext {
    * shards are then locked together and spread again (ledger-float.ts, takeFromFloat).
    */
   readonly spreadFloat?: boolean;
+  /** The shards this process takes from and credits to by reference (ledger-float.ts, FloatLane). */
+  readonly floatLane: FloatLane;
 }
 
 export interface Account {

@@ -3,7 +3,7 @@ import { BOOK_STORES, figuresOf, openPostgresTestBooks, type TestBooks } from '.
 import { ConnectorError } from '../../../domain/errors.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { SqliteDatabase } from '../../store/sqlite-database.js';
-import { FLOAT_SHARDS, shardOf } from './ledger-float.js';
+import { ALL_FLOAT_SHARDS, FLOAT_LANES, FLOAT_SHARDS, floatLaneOf, shardOf } from './ledger-float.js';
 import { SandboxLedger } from './ledger.js';
 import { sandboxMigrations } from './sandbox-migrations.js';
 import type { SandboxSchema } from './sandbox-schema.js';
@@ -42,17 +42,35 @@ async function expectConserved(ledger: SandboxLedger, total: string, held: strin
 
 /** A reference whose shard is not `shard`, found deterministically. */
 function referenceOffShard(prefix: string, shard: number): string {
-  for (let index = 0; ; index += 1) if (shardOf(`${prefix}-${index}`) !== shard) return `${prefix}-${index}`;
+  for (let index = 0; ; index += 1) if (shardOf(`${prefix}-${index}`, ALL_FLOAT_SHARDS) !== shard) return `${prefix}-${index}`;
 }
 
 describe('shardOf', () => {
   it('is FNV-1a of the reference modulo the shard count', () => {
     expect(FLOAT_SHARDS).toBe(8);
     // FNV-1a 32-bit: "" is 0x811c9dc5, "a" is 0xe40c292c.
-    expect(shardOf('')).toBe(0x811c9dc5 % 8);
-    expect(shardOf('a')).toBe(0xe40c292c % 8);
-    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RA')).toBe(3);
-    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RB')).toBe(6);
+    expect(shardOf('', ALL_FLOAT_SHARDS)).toBe(0x811c9dc5 % 8);
+    expect(shardOf('a', ALL_FLOAT_SHARDS)).toBe(0xe40c292c % 8);
+    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', ALL_FLOAT_SHARDS)).toBe(3);
+    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RB', ALL_FLOAT_SHARDS)).toBe(6);
+  });
+
+  it('within a lane: its first shard plus FNV-1a modulo its size', () => {
+    expect(FLOAT_LANES).toBe(4);
+    expect([0, 1, 2, 3].map(floatLaneOf)).toEqual([
+      { first: 0, size: 2 },
+      { first: 2, size: 2 },
+      { first: 4, size: 2 },
+      { first: 6, size: 2 },
+    ]);
+    // 0x811c9dc5 is odd, 0xe40c292c even.
+    expect(shardOf('', floatLaneOf(1))).toBe(3);
+    expect(shardOf('a', floatLaneOf(1))).toBe(2);
+    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', floatLaneOf(2))).toBe(5);
+    expect(shardOf('01JDV6M3AZ6XK1B0SPZ8Q4W2RB', floatLaneOf(2))).toBe(4);
+    expect(() => floatLaneOf(4)).toThrow('float lane 4 is not between 0 and 3');
+    expect(() => floatLaneOf(-1)).toThrow('float lane -1 is not between 0 and 3');
+    expect(() => floatLaneOf(0.5)).toThrow('float lane 0.5 is not between 0 and 3');
   });
 });
 
@@ -114,12 +132,12 @@ describe.each(BOOK_STORES)('the float in shards on %s', (_name, openBooks) => {
   it('credits a collection to its shard and pays a refund from another by spreading the float again', async () => {
     open = await openBooks();
     const collection = 'collect-a';
-    const refund = referenceOffShard('refund', shardOf(collection));
+    const refund = referenceOffShard('refund', shardOf(collection, ALL_FLOAT_SHARDS));
     // Everything but 80 held on shard 3, so each shard keeps 10 available.
     await open.ledger.reserve('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', zmw('920'), 'acc-payee');
     expect(await shards(open.database)).toEqual(expected(['1000', '0'], { 3: ['93000', '92000'] }));
     await open.ledger.collect(collection, 'acc-payer', zmw('50'));
-    const collected = shardOf(collection);
+    const collected = shardOf(collection, ALL_FLOAT_SHARDS);
     expect((await shards(open.database))[collected]).toEqual([collected, String((collected === 3 ? 93000 : 1000) + 5000), collected === 3 ? '92000' : '0']);
     // The refund's own shard has 10 available; the float as a whole has 130: 80 stays, 10 each.
     await open.ledger.refund(refund, collection, zmw('50'), 'acc-payer');
@@ -143,6 +161,30 @@ describe.each(BOOK_STORES)('the float in shards on %s', (_name, openBooks) => {
     // 10 minor units: 1 on each shard, the remaining 2 on shard 0.
     expect(await shards(open.database)).toEqual(expected(['12501', '0'], { 0: ['12503', '0'] }));
     await expectConserved(open.ledger, '1335.1', '0');
+  });
+
+  it('takes from and credits to the shards of its lane; a hold is committed on its shard by a ledger of another lane', async () => {
+    open = await openBooks();
+    // Two processes on the same books, as two replicas with lanes 2 and 0.
+    const laneTwo = new SandboxLedger(open.database, undefined, { floatLane: floatLaneOf(2) });
+    const laneZero = new SandboxLedger(open.database, undefined, { floatLane: floatLaneOf(0) });
+    expect(laneTwo.floatLane).toEqual({ first: 4, size: 2 });
+    expect(open.ledger.floatLane).toEqual(ALL_FLOAT_SHARDS);
+    // 01JDV6M3AZ6XK1B0SPZ8Q4W2RA is on shard 5 in lane 2 (3 of all eight).
+    await laneTwo.reserve('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', zmw('100'), 'acc-payee');
+    expect(await shards(open.database)).toEqual(expected(['12500', '0'], { 5: ['12500', '10000'] }));
+    await laneZero.commit('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', zmw('100'), 'acc-payee');
+    expect(await shards(open.database)).toEqual(expected(['12500', '0'], { 5: ['2500', '0'] }));
+    // A collection is credited to the collecting process's lane: "collect-a" is on shard 1 of lane 0.
+    expect(shardOf('collect-a', floatLaneOf(0))).toBe(1);
+    await laneZero.collect('collect-a', 'acc-payer', zmw('50'));
+    expect(await shards(open.database)).toEqual(expected(['12500', '0'], { 1: ['17500', '0'], 5: ['2500', '0'] }));
+    // More than shard 4 has (RB is on 4 in lane 2): the whole float is spread, the lane's shard takes it.
+    await laneTwo.reserve('01JDV6M3AZ6XK1B0SPZ8Q4W2RB', zmw('200'), 'acc-payee');
+    // 950 available before: 750 left, 93.75 to each shard, the remainder of 0 on shard 4.
+    expect(await shards(open.database)).toEqual(expected(['9375', '0'], { 4: ['29375', '20000'] }));
+    expect(await figuresOf(open.ledger, 'float-zmw')).toEqual({ balance: '950', held: '200' });
+    await expectConserved(open.ledger, '1335', '200');
   });
 
   it('names the shard whose held amount its holds do not explain', async () => {

@@ -12,8 +12,9 @@ import { recordFunding, type AccountRef, type BookContext } from './ledger-book.
  * it to commit). The journal is unchanged: postings name the float account, never a shard, so
  * conservation (the float's balance equals its postings) holds for the sum of the shards.
  *
- * Each operation uses the shard its reference hashes to (shardOf); a hold records its shard, so
- * its commit or release gives back exactly what that shard holds. A shard may not hold more
+ * Each operation uses the shard its reference hashes to within the process's lane (shardOf); a
+ * hold records its shard, so its commit or release gives back exactly what that shard holds,
+ * whichever process runs it. A shard may not hold more
  * than its balance (the float's own invariant, per shard). When the preferred shard alone
  * cannot take a hold or a payment out, the operation is rolled back and runs again; that time
  * it locks every shard of the float, in shard order, and spreads what the float has available
@@ -31,9 +32,43 @@ export const FLOAT_SHARDS = 8;
 
 export type { ShardDelta } from '../../../shared/shards.js';
 
-/** The shard a reference's operations use: FNV-1a of the reference, modulo FLOAT_SHARDS. */
-export function shardOf(reference: string): number {
-  return shardOfKey(reference, FLOAT_SHARDS);
+/**
+ * The shards a process picks from for the operations it starts: `size` shards from `first`.
+ *
+ * Why lanes: on PostgreSQL a replica's commit group (postgres-statement-groups.ts) is one
+ * transaction holding the lock of every shard its statements changed until it commits. Two
+ * replicas picking from all eight shards each changed most of them in every group, so each
+ * group waited for the other replica's to commit: under the benchmark's payee lifecycle about
+ * a fifth of the sessions' samples were waits on a shard row. With a lane of its own, each
+ * replica's reservations (and the commits that follow on the shard a hold recorded) change only
+ * its own shards. Lanes decide where money is taken from and put, never whether: any shard may
+ * be changed by any process (a hold's commit, a spread), the float is the sum of all its shards,
+ * and a lane that is short spreads the whole float as before.
+ */
+export interface FloatLane {
+  readonly first: number;
+  readonly size: number;
+}
+
+/** Every shard: SQLite, whose one process writes alone, and any books without a lane of their own. */
+export const ALL_FLOAT_SHARDS: FloatLane = { first: 0, size: FLOAT_SHARDS };
+
+/** Shards in one replica's lane on PostgreSQL: four lanes of two. */
+export const FLOAT_LANE_SHARDS = 2;
+export const FLOAT_LANES = FLOAT_SHARDS / FLOAT_LANE_SHARDS;
+
+/** "lane" in ASCII: the advisory-lock key space in which a replica claims its lane (SqlDatabase.claimSlot). */
+export const FLOAT_LANE_SPACE = 0x6c616e65;
+
+/** The lane of slot `slot` (0 to FLOAT_LANES - 1), as claimed by a replica. */
+export function floatLaneOf(slot: number): FloatLane {
+  if (!Number.isSafeInteger(slot) || slot < 0 || slot >= FLOAT_LANES) throw new Error(`float lane ${slot} is not between 0 and ${FLOAT_LANES - 1}`);
+  return { first: slot * FLOAT_LANE_SHARDS, size: FLOAT_LANE_SHARDS };
+}
+
+/** The shard a reference's operations use: FNV-1a of the reference, modulo the lane's size, from its first shard. */
+export function shardOf(reference: string, lane: FloatLane): number {
+  return lane.first + shardOfKey(reference, lane.size);
 }
 
 /**

@@ -10,7 +10,7 @@ import { commitHold, commitHoldAtOnce, holdState, releaseHold, reserveHold, rese
 import { positiveMinor } from './ledger-amounts.js';
 import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
 import { fundAccount, lockAccounts, type Account, type BookContext } from './ledger-book.js';
-import { ShardShort, fundFloat, openShards } from './ledger-float.js';
+import { ALL_FLOAT_SHARDS, ShardShort, fundFloat, openShards, type FloatLane } from './ledger-float.js';
 import type { SandboxAccounts, SandboxCustomer } from './sandbox-accounts.js';
 import type { AccountKind, SandboxDb, SandboxSchema } from './sandbox-schema.js';
 
@@ -34,13 +34,28 @@ export type SandboxTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'not
  * Every operation is one transaction that reads, computes in bigint minor units and writes
  * back, and is idempotent on its reference: repeating it answers the same and moves nothing.
  */
+export interface SandboxLedgerOptions {
+  /**
+   * The float shards this process takes from and credits to (ledger-float.ts): all of them by
+   * default; on PostgreSQL the connector gives each replica a lane of its own (app.ts).
+   */
+  readonly floatLane?: FloatLane | undefined;
+}
+
 export class SandboxLedger {
   readonly #database: SqlDatabase;
   readonly #clock: () => Date;
+  readonly #floatLane: FloatLane;
 
-  constructor(database: SqlDatabase, clock: () => Date = () => new Date()) {
+  constructor(database: SqlDatabase, clock: () => Date = () => new Date(), options: SandboxLedgerOptions = {}) {
     this.#database = database;
     this.#clock = clock;
+    this.#floatLane = options.floatLane ?? ALL_FLOAT_SHARDS;
+  }
+
+  /** The float shards this process uses (for the start-up log and tests). */
+  get floatLane(): FloatLane {
+    return this.#floatLane;
   }
 
   /**
@@ -101,7 +116,7 @@ export class SandboxLedger {
   /** Where a collection, refund or reservation stands, from stored state. */
   async transactionStatus(reference: string): Promise<SandboxTransactionStatus> {
     // A read: it need not queue behind writes, and a reference's row answers on its own.
-    const context: BookContext = { trx: this.#database.quickReader<SandboxSchema>(), lockRows: false, now: this.#clock().toISOString(), books: this.#database };
+    const context: BookContext = { ...this.#context(this.#database.quickReader<SandboxSchema>()), lockRows: false };
     const debit = await debitState(context, reference);
     if (debit !== undefined) return debit;
     const hold = await holdState(context, reference);
@@ -289,7 +304,7 @@ export class SandboxLedger {
   }
 
   #context(trx: SandboxDb): BookContext {
-    return { trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), books: this.#database };
+    return { trx, lockRows: this.#database.dialect === 'postgres', now: this.#clock().toISOString(), books: this.#database, floatLane: this.#floatLane };
   }
 
 }
