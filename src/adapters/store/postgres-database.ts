@@ -116,9 +116,8 @@ export class PostgresDatabase implements SqlDatabase {
     };
     this.#connection = connection;
     const pool = new pg.Pool({ ...connection, max: options.poolMax });
-    const logger = options.logger;
-    this.#logger = logger;
-    this.#watch(pool, 'pool', logger);
+    this.#logger = options.logger;
+    this.#watch(pool, 'pool');
     const names = options.preparedStatements === false ? undefined : new StatementNames(options.statementNaming);
     pool.on('connect', (client) => {
       // Every query of the client is one round trip (pg sends parse, bind and execute together),
@@ -139,13 +138,13 @@ export class PostgresDatabase implements SqlDatabase {
       options.statementGroups === false
         ? undefined
         : {
-            commits: this.#grouped('commit', connection, pool, names, logger),
-            reads: this.#grouped('read', connection, pool, names, logger),
+            commits: this.#grouped('commit', connection, pool, names),
+            reads: this.#grouped('read', connection, pool, names),
           };
   }
 
   /** One kind of statement groups: their connection's pool, the groups, and the Kysely view that feeds them. */
-  #grouped(mode: 'commit' | 'read', connection: pg.PoolConfig, pool: pg.Pool, names: StatementNames | undefined, logger: Logger | undefined): Grouping {
+  #grouped(mode: 'commit' | 'read', connection: pg.PoolConfig, pool: pg.Pool, names: StatementNames | undefined): Grouping {
     const groupPool = new pg.Pool({
       ...connection,
       max: 1,
@@ -153,7 +152,7 @@ export class PostgresDatabase implements SqlDatabase {
       // Not in @types/pg yet: the client writes each query without waiting for the one before.
       ...({ pipeline: true } as object),
     });
-    this.#watch(groupPool, mode === 'commit' ? 'commit groups' : 'read groups', logger);
+    this.#watch(groupPool, mode === 'commit' ? 'commit groups' : 'read groups');
     const counts = this.#counts;
     const groups = new StatementGroups({
       mode,
@@ -188,13 +187,11 @@ export class PostgresDatabase implements SqlDatabase {
    * drops it when it is given back. Either way the failure is logged; without a listener, Node
    * would treat it as an uncaught exception and stop the process.
    */
-  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups' | 'read groups', logger: Logger | undefined): void {
+  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups' | 'read groups'): void {
     const inUse = new Set<pg.PoolClient>();
     const log = (error: Error, state: 'idle' | 'in use'): void => {
       const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
-      const bindings = { store: 'postgres', connection, state, code, reason: error.message };
-      if (logger === undefined) process.stderr.write(`PostgreSQL connection failed: ${JSON.stringify(bindings)}\n`);
-      else logger.warn(bindings, 'PostgreSQL connection failed; the pool replaces it');
+      this.#report('warn', { store: 'postgres', connection, state, code, reason: error.message }, 'PostgreSQL connection failed; the pool replaces it');
     };
     pool.on('error', (error: Error) => log(error, 'idle'));
     pool.on('acquire', (client) => inUse.add(client));

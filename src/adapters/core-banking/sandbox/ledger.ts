@@ -29,11 +29,6 @@ export interface SandboxMovement {
 
 export type SandboxTransactionStatus = 'succeeded' | 'failed' | 'pending' | 'not-found';
 
-/**
- * The sandbox institution's books: a double-entry ledger in the connector's own SQL database.
- * Every operation is one transaction that reads, computes in bigint minor units and writes
- * back, and is idempotent on its reference: repeating it answers the same and moves nothing.
- */
 export interface SandboxLedgerOptions {
   /**
    * The float shards this process takes from and credits to (ledger-float.ts): all of them by
@@ -42,6 +37,11 @@ export interface SandboxLedgerOptions {
   readonly floatLane?: FloatLane | undefined;
 }
 
+/**
+ * The sandbox institution's books: a double-entry ledger in the connector's own SQL database.
+ * Every operation is one transaction that reads, computes in bigint minor units and writes
+ * back, and is idempotent on its reference: repeating it answers the same and moves nothing.
+ */
 export class SandboxLedger {
   readonly #database: SqlDatabase;
   readonly #clock: () => Date;
