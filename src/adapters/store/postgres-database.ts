@@ -138,15 +138,16 @@ export class PostgresDatabase implements SqlDatabase {
       options.statementGroups === false
         ? undefined
         : {
-            commits: this.#grouped('commit', connection, pool, names),
-            reads: this.#grouped('read', connection, pool, names),
+            commits: this.#grouped('commit', names),
+            reads: this.#grouped('read', names),
           };
   }
 
   /** One kind of statement groups: their connection's pool, the groups, and the Kysely view that feeds them. */
-  #grouped(mode: 'commit' | 'read', connection: pg.PoolConfig, pool: pg.Pool, names: StatementNames | undefined): Grouping {
+  #grouped(mode: 'commit' | 'read', names: StatementNames | undefined): Grouping {
+    const pool = this.#pool;
     const groupPool = new pg.Pool({
-      ...connection,
+      ...this.#connection,
       max: 1,
       ...(mode === 'commit' ? { lock_timeout: GROUP_LOCK_TIMEOUT_MS } : {}),
       // Not in @types/pg yet: the client writes each query without waiting for the one before.
