@@ -1,6 +1,7 @@
-import { sql, type OperationNodeSource, type RawBuilder } from 'kysely';
+import { sql, type Compilable, type Kysely, type OperationNodeSource, type RawBuilder } from 'kysely';
 import { currentAuditCause, type AuditCause } from '../../audit/audit-cause.js';
 import { AssertionFailed } from '../../domain/errors.js';
+import { queryTemplate, rawQuery, type QueryTemplate, type Slots } from './query-template.js';
 import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
 
 /** What the audit trail follows. */
@@ -132,19 +133,14 @@ export interface AuditedWrite {
  * undefined when the write changed nothing (a lost compare-and-set, an insert of a known key).
  */
 export async function auditedWrite<Row>(database: SqlDatabase, change: AuditedWrite, cause: AuditCause = currentAuditCause()): Promise<Row | undefined> {
-  const operator = cause.cause === 'operator' ? cause.operator.slice(0, 64) : null;
-  const reason = cause.cause === 'operator' ? cause.reason.slice(0, 500) : null;
-  const evidence = cause.cause === 'operator' && cause.evidence !== undefined ? cause.evidence.slice(0, 500) : null;
-  const fromState = change.fromState === 'previous' ? sql`changed.prev_state` : sql`cast(${change.fromState} as varchar(32))`;
-  const flagged = change.flags ? sql`changed.needs_attention` : sql`0`;
-  const columns = sql`(subject, subject_id, seq, at, event, from_state, to_state, cause, operator, reason, evidence, attempt, institution_reference, error_code, needs_attention)`;
-  const values = sql`select cast(${change.subject} as varchar(32)), cast(${change.subjectId} as varchar(160)), changed.audit_seq, cast(${change.at} as varchar(30)),
-      cast(${change.event} as varchar(16)), ${fromState}, changed.state, cast(${cause.cause} as varchar(16)), cast(${operator} as varchar(64)),
-      cast(${reason} as varchar(500)), cast(${evidence} as varchar(500)), changed.attempts, ${change.institutionReference},
-      cast(${change.errorCode?.slice(0, 64) ?? null} as varchar(64)), ${flagged}`;
+  const audit = auditRow(causeValues(change.subject, change.subjectId, change.at, change.event, change.errorCode, change.fromState === 'previous' ? null : change.fromState, cause), {
+    fromPrevious: change.fromState === 'previous',
+    flags: change.flags,
+    institutionReference: change.institutionReference,
+  });
   if (database.dialect === 'postgres') {
     return database.autocommit<AnySchema, Row | undefined>(async (db) => {
-      const result = await sql<Row>`with changed as (${change.write}), audited as (insert into audit_events ${columns} ${values} from changed) select * from changed`.execute(db);
+      const result = await sql<Row>`with changed as (${change.write}), audited as (insert into audit_events ${audit}from changed) select * from changed`.execute(db);
       return result.rows[0];
     });
   }
@@ -152,9 +148,130 @@ export async function auditedWrite<Row>(database: SqlDatabase, change: AuditedWr
     const result = await sql<Row>`${change.write}`.execute(trx);
     const row = result.rows[0];
     if (row === undefined) return undefined;
-    await sql`insert into audit_events ${columns} ${values} from ${sql.table(change.table)} as changed where ${change.key}`.execute(trx);
+    await sql`insert into audit_events ${audit}from ${sql.table(change.table)} as changed where ${change.key}`.execute(trx);
     return row;
   });
+}
+
+/** The values of an audit row that are not read from the changed row. */
+interface AuditValues {
+  readonly auditSubject: string;
+  readonly auditSubjectId: string;
+  readonly auditAt: string;
+  readonly auditEvent: string;
+  /** The state before, when the caller knows it (null when it is the row's prev_state, or none). */
+  readonly auditFromState: string | null;
+  readonly auditCause: string;
+  readonly auditOperator: string | null;
+  readonly auditReason: string | null;
+  readonly auditEvidence: string | null;
+  readonly auditErrorCode: string | null;
+}
+
+function causeValues(
+  subject: AuditSubject,
+  subjectId: string,
+  at: string,
+  event: AuditEventKind,
+  errorCode: string | null,
+  fromState: string | null,
+  cause: AuditCause,
+): AuditValues {
+  const operator = cause.cause === 'operator';
+  return {
+    auditSubject: subject,
+    auditSubjectId: subjectId,
+    auditAt: at,
+    auditEvent: event,
+    auditFromState: fromState,
+    auditCause: cause.cause,
+    auditOperator: operator ? cause.operator.slice(0, 64) : null,
+    auditReason: operator ? cause.reason.slice(0, 500) : null,
+    auditEvidence: operator && cause.evidence !== undefined ? cause.evidence.slice(0, 500) : null,
+    auditErrorCode: errorCode?.slice(0, 64) ?? null,
+  };
+}
+
+/**
+ * The column list and SELECT of an audit row over the changed row, named `changed`, ending in a
+ * space so that a FROM can follow. `values` are the values themselves or a template's slots.
+ */
+function auditRow(
+  values: AuditValues,
+  shape: { readonly fromPrevious: boolean; readonly flags: boolean; readonly institutionReference: RawBuilder<unknown> },
+): RawBuilder<unknown> {
+  const fromState = shape.fromPrevious ? sql`changed.prev_state` : sql`cast(${values.auditFromState} as varchar(32))`;
+  const flagged = shape.flags ? sql`changed.needs_attention` : sql`0`;
+  return sql`(subject, subject_id, seq, at, event, from_state, to_state, cause, operator, reason, evidence, attempt, institution_reference, error_code, needs_attention)
+    select cast(${values.auditSubject} as varchar(32)), cast(${values.auditSubjectId} as varchar(160)), changed.audit_seq, cast(${values.auditAt} as varchar(30)),
+      cast(${values.auditEvent} as varchar(16)), ${fromState}, changed.state, cast(${values.auditCause} as varchar(16)), cast(${values.auditOperator} as varchar(64)),
+      cast(${values.auditReason} as varchar(500)), cast(${values.auditEvidence} as varchar(500)), changed.attempts, ${shape.institutionReference},
+      cast(${values.auditErrorCode} as varchar(64)), ${flagged} `;
+}
+
+/** What stays the same across every run of one audited write on a hot path. */
+export interface AuditedWriteShape<S, P> {
+  readonly subject: AuditSubject;
+  readonly table: string;
+  readonly event: AuditEventKind;
+  /** The state before is the row's prev_state (an update from several states), not a value given at each run. */
+  readonly fromPrevious: boolean;
+  /** Whether the table has a needs_attention column. */
+  readonly flags: boolean;
+  /** The INSERT or UPDATE with `RETURNING *`, as for AuditedWrite. */
+  readonly write: (db: Kysely<S>, slots: Slots<P>) => Compilable<unknown> & OperationNodeSource;
+  /** SQL over `changed` that finds the changed row again by its key (SQLite). */
+  readonly key: (slots: Slots<P>) => RawBuilder<unknown>;
+  /** SQL over `changed` for the institution's reference. */
+  readonly institutionReference: RawBuilder<unknown>;
+}
+
+/** The values of one run of an AuditedWriteTemplate besides the write's own. */
+export interface AuditedRun {
+  readonly subjectId: string;
+  readonly at: string;
+  /** The state before; ignored when the shape takes it from prev_state. */
+  readonly fromState: string | null;
+  readonly errorCode: string | null;
+}
+
+/**
+ * auditedWrite for a write of fixed shape, built and compiled once (query-template.ts): the same
+ * statements, the same atomicity, without building queries on every call.
+ */
+export class AuditedWriteTemplate<S, P extends object, Row> {
+  readonly #shape: AuditedWriteShape<S, P>;
+  readonly #combined: QueryTemplate<AnySchema, P & AuditValues, Row>;
+  readonly #write: QueryTemplate<S, P, Row>;
+  readonly #audit: QueryTemplate<AnySchema, P & AuditValues, unknown>;
+
+  constructor(name: string, shape: AuditedWriteShape<S, P>) {
+    this.#shape = shape;
+    const audit = (slots: Slots<P & AuditValues>): RawBuilder<unknown> =>
+      auditRow(slots, { fromPrevious: shape.fromPrevious, flags: shape.flags, institutionReference: shape.institutionReference });
+    this.#combined = queryTemplate(`${name} (audited)`, (db, slots) => {
+      const write = shape.write(db as unknown as Kysely<S>, slots);
+      return rawQuery(sql<Row>`with changed as (${write}), audited as (insert into audit_events ${audit(slots)}from changed) select * from changed`, db);
+    });
+    this.#write = queryTemplate(name, (db, slots) => shape.write(db, slots) as Compilable<Row>);
+    this.#audit = queryTemplate(`${name} (audit row)`, (db, slots) =>
+      rawQuery(sql`insert into audit_events ${audit(slots)}from ${sql.table(shape.table)} as changed where ${shape.key(slots)}`, db),
+    );
+  }
+
+  run(database: SqlDatabase, values: P, audited: AuditedRun, cause: AuditCause = currentAuditCause()): Promise<Row | undefined> {
+    const shape = this.#shape;
+    const all = { ...values, ...causeValues(shape.subject, audited.subjectId, audited.at, shape.event, audited.errorCode, shape.fromPrevious ? null : audited.fromState, cause) };
+    if (database.dialect === 'postgres') {
+      return database.autocommit<AnySchema, Row | undefined>((db) => this.#combined.first(db, all));
+    }
+    return database.transaction<S, Row | undefined>(async (trx) => {
+      const row = await this.#write.first(trx, values);
+      if (row === undefined) return undefined;
+      await this.#audit.execute(trx as unknown as Kysely<AnySchema>, all);
+      return row;
+    });
+  }
 }
 
 export interface RecentAuditQuery {

@@ -12,9 +12,10 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
-import { auditedWrite, type AuditEventKind } from './audit-trail.js';
+import { AuditedWriteTemplate, auditedWrite, type AuditEventKind } from './audit-trail.js';
 import { claimDueKeys } from './lease-claim.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
+import { TemplateFamily, queryTemplate, slotRow, type Slots } from './query-template.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface QuotesTable {
@@ -84,10 +85,7 @@ export class SqlInboundStore implements InboundStore {
 
   /** One statement: committed on its own on PostgreSQL (one round trip), group-committed on SQLite. */
   async insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>> {
-    const inserted = await this.database.autocommit<Schema, boolean>(async (db) => {
-      const result = await db.insertInto('quotes').values(quoteRow(quote)).onConflict((oc) => oc.column('quote_id').doNothing()).executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
-    });
+    const inserted = await this.database.autocommit<Schema, boolean>(async (db) => (await INSERT_QUOTE.changed(db, quoteRow(quote))) === 1);
     if (inserted) return { record: quote, created: true };
     const existing = await this.findQuote(quote.quoteId);
     if (existing === undefined) throw new AssertionFailed(`quote ${quote.quoteId} neither inserted nor found`);
@@ -95,13 +93,12 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async findQuote(quoteId: string): Promise<QuoteRecord | undefined> {
-    const row = await this.database.quickReader<Schema>().selectFrom('quotes').selectAll().where('quote_id', '=', quoteId).executeTakeFirst();
+    const row = await FIND_QUOTE.first(this.database.quickReader<Schema>(), { quoteId });
     return row === undefined ? undefined : quoteFromRow(row);
   }
 
   async insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
-    const write = this.#db().insertInto('inbound_transfers').values(newTransferRow(transfer)).onConflict((oc) => oc.column('transfer_id').doNothing()).returningAll();
-    const inserted = await auditedWrite<Selectable<InboundTransfersTable>>(this.database, this.#audit(transfer.transferId, write, 'created', null, undefined, transfer.createdAt));
+    const inserted = await INSERT_TRANSFER.run(this.database, newTransferRow(transfer), { subjectId: transfer.transferId, at: transfer.createdAt, fromState: null, errorCode: null });
     if (inserted !== undefined) return { record: transferFromRow(inserted), created: true };
     const existing = await this.findTransfer(transfer.transferId);
     if (existing === undefined) throw new AssertionFailed(`transfer ${transfer.transferId} neither inserted nor found`);
@@ -109,12 +106,7 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async findTransfer(transferId: string): Promise<TransferRecord | undefined> {
-    const row = await this.database
-      .quickReader<Schema>()
-      .selectFrom('inbound_transfers')
-      .selectAll()
-      .where('transfer_id', '=', transferId)
-      .executeTakeFirst();
+    const row = await FIND_TRANSFER.first(this.database.quickReader<Schema>(), { transferId });
     return row === undefined ? undefined : transferFromRow(row);
   }
 
@@ -126,14 +118,16 @@ export class SqlInboundStore implements InboundStore {
     guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
     const now = this.now().toISOString();
-    let write = this.#db()
-      .updateTable('inbound_transfers')
-      .set({ ...changeColumns(changes), state: to, updated_at: now, lease_until: null, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
-      .where('transfer_id', '=', transferId)
-      .where('state', 'in', [...from]);
-    if (guard !== undefined) write = write.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
-    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
-    const row = await auditedWrite<Selectable<InboundTransfersTable>>(this.database, this.#audit(transferId, write.returningAll(), 'transition', fromState, changes, now));
+    const columns = changeColumns(changes);
+    const changed = Object.keys(columns).sort() as Array<keyof InboundTransfersTable>;
+    const shape: TransitionShape = { changed, from: from.length, guarded: guard !== undefined };
+    const template = TRANSITIONS.get(`${changed.join(',')}/${from.length}/${shape.guarded ? 'guarded' : 'open'}`, shape);
+    const values: TransitionValues = { ...columns, transferId, state: to, updatedAt: now, noLease: null, attention: 1, guardNow: guard?.now ?? now };
+    from.forEach((state, index) => {
+      values[`from${index}`] = state;
+    });
+    const audit = { subjectId: transferId, at: now, fromState: from[0] ?? null, errorCode: changes.errorCode ?? changes.errorName ?? null };
+    const row = await template.run(this.database, values, audit);
     return row === undefined ? undefined : transferFromRow(row);
   }
 
@@ -208,6 +202,133 @@ export class SqlInboundStore implements InboundStore {
     });
   }
 }
+
+const QUOTE_COLUMNS: Readonly<Record<keyof QuotesTable, true>> = {
+  quote_id: true,
+  transaction_id: true,
+  request_hash: true,
+  amount_type: true,
+  amount: true,
+  currency: true,
+  transfer_amount: true,
+  payee_receive_amount: true,
+  fee: true,
+  payee_id_type: true,
+  payee_id_value: true,
+  payee_id_sub_value: true,
+  expiration: true,
+  payer_keys: true,
+  response: true,
+  created_at: true,
+};
+
+const TRANSFER_COLUMNS: Readonly<Record<keyof InboundTransfersTable, true>> = {
+  transfer_id: true,
+  quote_id: true,
+  request_hash: true,
+  state: true,
+  amount_type: true,
+  transaction_type: true,
+  amount: true,
+  currency: true,
+  transfer_amount: true,
+  payee_receive_amount: true,
+  payer_id_type: true,
+  payer_id_value: true,
+  payee_id_type: true,
+  payee_id_value: true,
+  payee_id_sub_value: true,
+  payee_account_id: true,
+  completed_timestamp: true,
+  notified_state: true,
+  error_name: true,
+  error_message: true,
+  attempts: true,
+  next_attempt_at: true,
+  last_error: true,
+  needs_attention: true,
+  lease_until: true,
+  created_at: true,
+  updated_at: true,
+  audit_seq: true,
+  prev_state: true,
+};
+
+const INSERT_QUOTE = queryTemplate('insert quote', (db: Db, p: Slots<QuotesTable>) =>
+  db
+    .insertInto('quotes')
+    .values(slotRow(p, QUOTE_COLUMNS))
+    .onConflict((oc) => oc.column('quote_id').doNothing()),
+);
+
+const FIND_QUOTE = queryTemplate('find quote', (db: Db, p: Slots<{ quoteId: string }>) => db.selectFrom('quotes').selectAll().where('quote_id', '=', p.quoteId));
+
+const FIND_TRANSFER = queryTemplate('find transfer', (db: Db, p: Slots<{ transferId: string }>) =>
+  db.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', p.transferId),
+);
+
+/** The audit row of a change: the institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
+const TRANSFER_AUDIT = {
+  subject: 'incoming_transfer',
+  table: 'inbound_transfers',
+  flags: true,
+  institutionReference: sql`changed.transfer_id`,
+} as const;
+
+const INSERT_TRANSFER = new AuditedWriteTemplate<Schema, InboundTransfersTable, Selectable<InboundTransfersTable>>('insert transfer', {
+  ...TRANSFER_AUDIT,
+  event: 'created',
+  fromPrevious: false,
+  write: (db, p) =>
+    db
+      .insertInto('inbound_transfers')
+      .values(slotRow(p, TRANSFER_COLUMNS))
+      .onConflict((oc) => oc.column('transfer_id').doNothing())
+      .returningAll(),
+  key: (p) => sql`changed.transfer_id = ${p.transfer_id}`,
+});
+
+/** What varies between transitions: the optional columns set, how many states it may leave, whether an operator's guard applies. */
+interface TransitionShape {
+  readonly changed: ReadonlyArray<keyof InboundTransfersTable>;
+  readonly from: number;
+  readonly guarded: boolean;
+}
+
+type TransitionValues = Partial<InboundTransfersTable> & {
+  transferId: string;
+  state: string;
+  updatedAt: string;
+  noLease: null;
+  attention: number;
+  guardNow: string;
+  [from: `from${number}`]: string;
+};
+
+const TRANSITIONS = new TemplateFamily<TransitionShape, AuditedWriteTemplate<Schema, TransitionValues, Selectable<InboundTransfersTable>>>(
+  'transition transfer',
+  (shape, name) =>
+    new AuditedWriteTemplate(name, {
+      ...TRANSFER_AUDIT,
+      event: 'transition',
+      fromPrevious: shape.from !== 1,
+      write: (db, p) => {
+        const set: Record<string, unknown> = {};
+        for (const column of shape.changed) set[column] = p[column];
+        const from = Array.from({ length: shape.from }, (_, index) => p[`from${index}`] as string);
+        let write = db
+          .updateTable('inbound_transfers')
+          .set({ ...set, state: p.state, updated_at: p.updatedAt, lease_until: p.noLease, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
+          .where('transfer_id', '=', p.transferId)
+          .where('state', 'in', from);
+        if (shape.guarded) {
+          write = write.where('needs_attention', '=', p.attention).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', p.guardNow)]));
+        }
+        return write.returningAll();
+      },
+      key: (p) => sql`changed.transfer_id = ${p.transferId}`,
+    }),
+);
 
 async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {
   const row = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', transferId).executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { assert } from '../../domain/errors.js';
+import { queryTemplate, rawQuery, type Slots } from './query-template.js';
 import { spreadFor, type ShardDelta, type ShardFigures } from '../../shared/shards.js';
 
 /**
@@ -43,15 +44,10 @@ function rows<S>(context: ShardRowsContext<S>): Kysely<Record<ShardTable, ShardR
  */
 export async function tryShardRow<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string, shard: number, delta: ShardDelta): Promise<boolean> {
   if (context.lockRows) {
-    const balance = sql`(balance::numeric + ${delta.balance.toString()}::numeric)`;
-    const held = sql`(held::numeric + ${delta.held.toString()}::numeric)`;
-    const result = await sql<{ shard: number }>`
-      update ${sql.table(table)} set balance = ${balance}::text, held = ${held}::text, updated_at = ${context.now}
-      where account_id = ${accountId} and shard = ${shard} and ${held} >= 0 and ${balance} >= ${held}
-      returning shard`.execute(context.trx);
-    return result.rows.length === 1;
+    const values = { balance: delta.balance.toString(), held: delta.held.toString(), now: context.now, accountId, shard };
+    return (await TRY_SHARD_AT_ONCE[table].rows(rows(context), values)).length === 1;
   }
-  const row = await rows(context).selectFrom(table).select(['balance', 'held']).where('account_id', '=', accountId).where('shard', '=', shard).executeTakeFirst();
+  const row = await READ_SHARD[table].first(rows(context), { accountId, shard });
   if (row === undefined) return false;
   const figures = { shard, balance: storedMinor(row.balance) + delta.balance, held: storedMinor(row.held) + delta.held };
   if (figures.held < 0n || figures.balance < figures.held) return false;
@@ -89,10 +85,36 @@ export async function spreadShardRows<S>(context: ShardRowsContext<S>, table: Sh
 
 /** Sets one shard's figures; the caller has checked its invariants. */
 export async function writeShardRow<S>(context: ShardRowsContext<S>, table: ShardTable, accountId: string, figures: ShardFigures): Promise<void> {
-  await rows(context)
-    .updateTable(table)
-    .set({ balance: figures.balance.toString(), held: figures.held.toString(), updated_at: context.now })
-    .where('account_id', '=', accountId)
-    .where('shard', '=', figures.shard)
-    .execute();
+  await WRITE_SHARD[table].execute(rows(context), { balance: figures.balance.toString(), held: figures.held.toString(), now: context.now, accountId, shard: figures.shard });
 }
+
+type ShardDb = Kysely<Record<ShardTable, ShardRow>>;
+
+/** One template per table (a table's name is part of the statement, not a value). */
+function perTable<T>(make: (table: ShardTable) => T): Readonly<Record<ShardTable, T>> {
+  return { sandbox_float_shards: make('sandbox_float_shards'), fx_exchange_shards: make('fx_exchange_shards') };
+}
+
+const TRY_SHARD_AT_ONCE = perTable((table) =>
+  queryTemplate(`change ${table} at once`, (db: ShardDb, p: Slots<{ balance: string; held: string; now: string; accountId: string; shard: number }>) => {
+    const balance = sql`(balance::numeric + ${p.balance}::numeric)`;
+    const held = sql`(held::numeric + ${p.held}::numeric)`;
+    const update = sql<{ shard: number }>`
+      update ${sql.table(table)} set balance = ${balance}::text, held = ${held}::text, updated_at = ${p.now}
+      where account_id = ${p.accountId} and shard = ${p.shard} and ${held} >= 0 and ${balance} >= ${held}
+      returning shard`;
+    return rawQuery(update, db);
+  }),
+);
+
+const READ_SHARD = perTable((table) =>
+  queryTemplate(`read ${table}`, (db: ShardDb, p: Slots<{ accountId: string; shard: number }>) =>
+    db.selectFrom(table).select(['balance', 'held']).where('account_id', '=', p.accountId).where('shard', '=', p.shard),
+  ),
+);
+
+const WRITE_SHARD = perTable((table) =>
+  queryTemplate(`write ${table}`, (db: ShardDb, p: Slots<{ balance: string; held: string; now: string; accountId: string; shard: number }>) =>
+    db.updateTable(table).set({ balance: p.balance, held: p.held, updated_at: p.now }).where('account_id', '=', p.accountId).where('shard', '=', p.shard),
+  ),
+);

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { AssertionFailed } from '../../../domain/errors.js';
+import { queryTemplate, type Slots } from '../../store/query-template.js';
 import { isPartyIdType, type PartyId } from '../../../domain/identifiers.js';
 import { POSTAL_ADDRESS_KEYS, type PostalAddress } from '../../../domain/iso20022.js';
 import { accountStatusOf } from './ledger-book.js';
@@ -30,17 +31,20 @@ export async function insertCustomer(trx: SandboxDb, profile: SandboxCustomerPro
 
 /** The customer behind an identifier; a sub-value must match exactly, absent matching absent. */
 export async function findCustomer(db: SandboxDb, id: PartyId): Promise<SandboxCustomer | undefined> {
-  const row = await db
+  const row = await FIND_CUSTOMER.first(db, { idType: id.idType, idValue: id.idValue, idSubValue: id.idSubValue ?? '' });
+  return row === undefined ? undefined : customerFromRow(row);
+}
+
+const FIND_CUSTOMER = queryTemplate('find sandbox customer', (db: SandboxDb, p: Slots<{ idType: string; idValue: string; idSubValue: string }>) =>
+  db
     .selectFrom('sandbox_customers')
     .innerJoin('sandbox_accounts', 'sandbox_accounts.account_id', 'sandbox_customers.account_id')
     .selectAll('sandbox_customers')
     .select(['sandbox_accounts.currency', 'sandbox_accounts.status'])
-    .where('id_type', '=', id.idType)
-    .where('id_value', '=', id.idValue)
-    .where('id_sub_value', '=', id.idSubValue ?? '')
-    .executeTakeFirst();
-  return row === undefined ? undefined : customerFromRow(row);
-}
+    .where('id_type', '=', p.idType)
+    .where('id_value', '=', p.idValue)
+    .where('id_sub_value', '=', p.idSubValue),
+);
 
 /** Every customer, in identifier order: for identifier reconciliation. */
 export async function listCustomers(db: SandboxDb): Promise<SandboxCustomer[]> {

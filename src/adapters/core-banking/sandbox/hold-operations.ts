@@ -5,7 +5,8 @@ import type { AccountStatus } from '../../../ports/core-banking.js';
 import { accountFromRow, accountStatusOf, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
 import { ShardShort, changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
 import { positiveMinor } from './ledger-amounts.js';
-import type { AccountsTable, HoldState, HoldsTable } from './sandbox-schema.js';
+import { queryTemplate, rawQuery, type Slots } from '../../store/query-template.js';
+import type { AccountsTable, HoldState, HoldsTable, SandboxDb } from './sandbox-schema.js';
 
 /**
  * Holds on the float for incoming transfers: reserve -> HELD, then commit -> CAPTURED or
@@ -49,22 +50,16 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
   const shard = shardOf(request.reference, context.floatLane);
   // The hold is written first; one already under this reference (a repeat, or a release that
   // came first) is read instead. The reference's turn is ours, so nothing changes it meanwhile.
-  const inserted = await context.trx
-    .insertInto('sandbox_holds')
-    .values({
-      reference: request.reference,
-      state: 'HELD',
-      float_account_id: float.accountId,
-      float_shard: shard,
-      payee_account_id: payee.accountId,
-      currency: payee.currency,
-      amount: minor.toString(),
-      created_at: context.now,
-      updated_at: context.now,
-    })
-    .onConflict((oc) => oc.column('reference').doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+  const inserted = await INSERT_HELD.changed(context.trx, {
+    reference: request.reference,
+    floatAccountId: float.accountId,
+    floatShard: shard,
+    payeeAccountId: payee.accountId,
+    currency: payee.currency,
+    amount: minor.toString(),
+    now: context.now,
+  });
+  if (inserted === 0) {
     const existing = await findHold(context, request.reference);
     assert(existing !== undefined, `sandbox: hold ${request.reference} neither inserted nor found`);
     return checkRepeatedReserve(existing, request, minor);
@@ -276,15 +271,44 @@ const HOLD_LOCK_SPACE = 0x686f6c64;
  */
 async function takeTurnReading(context: BookContext, reference: string, accountId: string): Promise<Account | undefined> {
   if (!context.lockRows) {
-    const row = await context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', '=', accountId).executeTakeFirst();
+    const row = await READ_ACCOUNT.first(context.trx, { accountId });
     return row === undefined ? undefined : accountFromRow(row);
   }
-  const result = await sql<Selectable<AccountsTable> & { account_id: string | null }>`
-    select a.* from (select pg_advisory_xact_lock(${HOLD_LOCK_SPACE}::integer, hashtext(${reference}))) as turn
-    left join sandbox_accounts a on a.account_id = ${accountId}`.execute(context.trx);
-  const row = result.rows[0];
+  const row = await TAKE_TURN_READING.first(context.trx, { space: HOLD_LOCK_SPACE, reference, accountId });
   return row === undefined || row.account_id === null ? undefined : accountFromRow(row);
 }
+
+const READ_ACCOUNT = queryTemplate('read sandbox account', (db: SandboxDb, p: Slots<{ accountId: string }>) =>
+  db.selectFrom('sandbox_accounts').selectAll().where('account_id', '=', p.accountId),
+);
+
+const TAKE_TURN_READING = queryTemplate('take a reference\'s turn and read an account', (db: SandboxDb, p: Slots<{ space: number; reference: string; accountId: string }>) =>
+  rawQuery(
+    sql<Selectable<AccountsTable> & { account_id: string | null }>`
+    select a.* from (select pg_advisory_xact_lock(${p.space}::integer, hashtext(${p.reference}))) as turn
+    left join sandbox_accounts a on a.account_id = ${p.accountId}`,
+    db,
+  ),
+);
+
+const INSERT_HELD = queryTemplate(
+  'insert sandbox hold',
+  (db: SandboxDb, p: Slots<{ reference: string; floatAccountId: string; floatShard: number; payeeAccountId: string; currency: string; amount: string; now: string }>) =>
+    db
+      .insertInto('sandbox_holds')
+      .values({
+        reference: p.reference,
+        state: sql.lit('HELD'),
+        float_account_id: p.floatAccountId,
+        float_shard: p.floatShard,
+        payee_account_id: p.payeeAccountId,
+        currency: p.currency,
+        amount: p.amount,
+        created_at: p.now,
+        updated_at: p.now,
+      })
+      .onConflict((oc) => oc.column('reference').doNothing()),
+);
 
 
 function checkRepeatedReserve(hold: Hold, request: HoldRequest, minor: bigint): void {
@@ -311,15 +335,26 @@ function refuseInactivePayee(status: AccountStatus): void {
 }
 
 async function findHold(context: BookContext, reference: string, options: { readonly lock?: boolean } = {}): Promise<Hold | undefined> {
-  let query = context.trx.selectFrom('sandbox_holds').selectAll().where('reference', '=', reference);
-  if (options.lock === true && context.lockRows) query = query.forUpdate();
-  const row = await query.executeTakeFirst();
+  const template = options.lock === true && context.lockRows ? FIND_HOLD_LOCKED : FIND_HOLD;
+  const row = await template.first(context.trx, { reference });
   return row === undefined ? undefined : holdFromRow(row);
 }
 
+const FIND_HOLD = queryTemplate('find sandbox hold', (db: SandboxDb, p: Slots<{ reference: string }>) =>
+  db.selectFrom('sandbox_holds').selectAll().where('reference', '=', p.reference),
+);
+
+const FIND_HOLD_LOCKED = queryTemplate('find and lock sandbox hold', (db: SandboxDb, p: Slots<{ reference: string }>) =>
+  db.selectFrom('sandbox_holds').selectAll().where('reference', '=', p.reference).forUpdate(),
+);
+
 async function setHoldState(context: BookContext, reference: string, state: HoldState): Promise<void> {
-  await context.trx.updateTable('sandbox_holds').set({ state, updated_at: context.now }).where('reference', '=', reference).execute();
+  await SET_HOLD_STATE.execute(context.trx, { state, now: context.now, reference });
 }
+
+const SET_HOLD_STATE = queryTemplate('set sandbox hold state', (db: SandboxDb, p: Slots<{ state: HoldState; now: string; reference: string }>) =>
+  db.updateTable('sandbox_holds').set({ state: p.state, updated_at: p.now }).where('reference', '=', p.reference),
+);
 
 const HOLD_STATES: readonly HoldState[] = ['HELD', 'CAPTURED', 'RELEASED'];
 

@@ -3,6 +3,7 @@ import { AssertionFailed, assert } from '../../../domain/errors.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
 import type { AccountKind, AccountsTable, PostingKind, SandboxDb } from './sandbox-schema.js';
 import type { FloatLane } from './ledger-float.js';
+import { TemplateFamily, queryTemplate, type Slots } from '../../store/query-template.js';
 
 /**
  * Row-level bookkeeping shared by the ledger's operations. Every function here runs inside
@@ -82,9 +83,12 @@ export function accountFromRow(row: Selectable<AccountsTable>): Account {
 export async function lockAccounts(context: BookContext, accountIds: readonly string[]): Promise<Map<string, Account>> {
   const ids = [...new Set(accountIds)].sort();
   if (ids.length === 0) return new Map();
-  let query = context.trx.selectFrom('sandbox_accounts').selectAll().where('account_id', 'in', ids).orderBy('account_id');
-  if (context.lockRows) query = query.forNoKeyUpdate();
-  const rows = await query.execute();
+  const shape = { count: ids.length, lock: context.lockRows };
+  const values: Record<`id${number}`, string> = {};
+  ids.forEach((id, index) => {
+    values[`id${index}`] = id;
+  });
+  const rows = await LOCK_ACCOUNTS.get(`${shape.count}/${shape.lock ? 'lock' : 'read'}`, shape).rows(context.trx, values);
   return new Map(rows.map((row) => [row.account_id, accountFromRow(row)]));
 }
 
@@ -92,12 +96,20 @@ export async function lockAccounts(context: BookContext, accountIds: readonly st
 export async function saveAccount(context: BookContext, account: Account): Promise<void> {
   assert(account.held >= 0n, `sandbox: ${account.accountId} would hold a negative amount`);
   assert(account.balance >= account.held, `sandbox: ${account.accountId} would hold more than its balance`);
-  await context.trx
-    .updateTable('sandbox_accounts')
-    .set({ balance: account.balance.toString(), held: account.held.toString(), updated_at: context.now })
-    .where('account_id', '=', account.accountId)
-    .execute();
+  await SAVE_ACCOUNT.execute(context.trx, { balance: account.balance.toString(), held: account.held.toString(), now: context.now, accountId: account.accountId });
 }
+
+const LOCK_ACCOUNTS = new TemplateFamily('lock sandbox accounts', (shape: { readonly count: number; readonly lock: boolean }, name) =>
+  queryTemplate(name, (db: SandboxDb, p: Slots<Record<`id${number}`, string>>) => {
+    const ids = Array.from({ length: shape.count }, (_, index) => p[`id${index}`] as string);
+    const query = db.selectFrom('sandbox_accounts').selectAll().where('account_id', 'in', ids).orderBy('account_id');
+    return shape.lock ? query.forNoKeyUpdate() : query;
+  }),
+);
+
+const SAVE_ACCOUNT = queryTemplate('save sandbox account', (db: SandboxDb, p: Slots<{ balance: string; held: string; now: string; accountId: string }>) =>
+  db.updateTable('sandbox_accounts').set({ balance: p.balance, held: p.held, updated_at: p.now }).where('account_id', '=', p.accountId),
+);
 
 /**
  * Credits `minor` to a customer account if it is active; answers the account's status (the
@@ -162,18 +174,32 @@ async function insertPostings(
 ): Promise<void> {
   const sum = legs.reduce((total, leg) => total + leg.minor, 0n);
   assert(kind === 'FUNDING' || sum === 0n, `sandbox: movement ${movementId} does not balance`);
-  await context.trx
-    .insertInto('sandbox_postings')
-    .values(
-      legs.map((leg, index) => ({
-        movement_id: movementId,
-        leg: index,
-        kind,
-        account_id: leg.account.accountId,
-        currency: leg.account.currency,
-        amount: leg.minor.toString(),
-        created_at: context.now,
-      })),
-    )
-    .execute();
+  const values: PostingValues = { movementId, kind, now: context.now };
+  legs.forEach((leg, index) => {
+    values[`leg${index}`] = index;
+    values[`account${index}`] = leg.account.accountId;
+    values[`currency${index}`] = leg.account.currency;
+    values[`amount${index}`] = leg.minor.toString();
+  });
+  await INSERT_POSTINGS.get(String(legs.length), legs.length).execute(context.trx, values);
 }
+
+type PostingValues = { movementId: string; kind: string; now: string } & Record<`leg${number}`, number> &
+  Record<`account${number}` | `currency${number}` | `amount${number}`, string>;
+
+/** One template per number of legs. */
+const INSERT_POSTINGS = new TemplateFamily('insert sandbox postings', (legs: number, name) =>
+  queryTemplate(name, (db: SandboxDb, p: Slots<PostingValues>) =>
+    db.insertInto('sandbox_postings').values(
+      Array.from({ length: legs }, (_, index) => ({
+        movement_id: p.movementId,
+        leg: p[`leg${index}`] as number,
+        kind: p.kind as PostingKind,
+        account_id: p[`account${index}`] as string,
+        currency: p[`currency${index}`] as string,
+        amount: p[`amount${index}`] as string,
+        created_at: p.now,
+      })),
+    ),
+  ),
+);

@@ -1,0 +1,150 @@
+import { createQueryId, type Compilable, type Kysely, type QueryResult, type RawBuilder, type RootOperationNode } from 'kysely';
+
+/**
+ * Queries on the hot paths, built with Kysely once and run many times.
+ *
+ * Building and compiling a Kysely query costs 15-25 µs of CPU (its builders copy and freeze a
+ * tree on every call; the compiler walks it); the payee lifecycle runs about 25 of them, which
+ * was a fifth of the connector's CPU. A template is written as an ordinary Kysely query whose
+ * values are named slots (`p.transferId`). It is compiled the first time it runs on each
+ * dialect; every run after that puts the values in the slots' places and hands the SQL to the
+ * same executor (same connection, transaction, statement counting and prepared-statement
+ * naming as any other query).
+ *
+ * A template's shape is fixed: the slots must be the compiled query's only parameters (a value
+ * written into the builder directly would be frozen into every later run, so compiling refuses
+ * it; constants go in as `sql.lit` or a slot), and a query whose shape depends on its values
+ * (which columns are set, how many rows are inserted) takes one template per shape
+ * (`TemplateFamily`).
+ */
+
+/** Where a value goes: a stand-in that the compiler collects as a parameter like any other. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** The slots of a template, typed as the values they stand for so that builders accept them. */
+export type Slots<P> = { readonly [K in keyof P]: P[K] };
+
+interface Compiled {
+  readonly sql: string;
+  readonly query: RootOperationNode;
+  /** The slot name of each parameter, in the compiled query's order. */
+  readonly order: readonly string[];
+}
+
+function slotsFor<P>(): Slots<P> {
+  const made = new Map<string, Slot>();
+  return new Proxy({} as Slots<P>, {
+    get(_target, name) {
+      if (typeof name !== 'string') return undefined;
+      let slot = made.get(name);
+      if (slot === undefined) {
+        slot = new Slot(name);
+        made.set(name, slot);
+      }
+      return slot;
+    },
+  });
+}
+
+export class QueryTemplate<S, P extends object, R> {
+  readonly #build: (db: Kysely<S>, slots: Slots<P>) => Compilable<R>;
+  /** One compilation per dialect adapter (every Kysely of one database, and its transactions, share one). */
+  readonly #compiled = new WeakMap<object, Compiled>();
+
+  constructor(
+    readonly name: string,
+    build: (db: Kysely<S>, slots: Slots<P>) => Compilable<R>,
+  ) {
+    this.#build = build;
+  }
+
+  /** The SQL this template runs on `db`'s dialect (compiling it if it has not run there yet). */
+  sqlFor(db: Kysely<S>): string {
+    return this.#compile(db).sql;
+  }
+
+  execute(db: Kysely<S>, values: P): Promise<QueryResult<R>> {
+    const compiled = this.#compile(db);
+    const named = values as Record<string, unknown>;
+    const parameters = compiled.order.map((name) => {
+      const value = named[name];
+      if (value === undefined) throw new Error(`query ${this.name}: no value for ${name}`);
+      return value;
+    });
+    return db.executeQuery<R>({ sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() });
+  }
+
+  async rows(db: Kysely<S>, values: P): Promise<R[]> {
+    return (await this.execute(db, values)).rows;
+  }
+
+  async first(db: Kysely<S>, values: P): Promise<R | undefined> {
+    return (await this.execute(db, values)).rows[0];
+  }
+
+  /** Rows inserted, updated or deleted (0 for a statement that reports none). */
+  async changed(db: Kysely<S>, values: P): Promise<number> {
+    return Number((await this.execute(db, values)).numAffectedRows ?? 0n);
+  }
+
+  #compile(db: Kysely<S>): Compiled {
+    const adapter = db.getExecutor().adapter;
+    const known = this.#compiled.get(adapter);
+    if (known !== undefined) return known;
+    const query = this.#build(db, slotsFor<P>()).compile();
+    const order = query.parameters.map((parameter, index) => {
+      if (!(parameter instanceof Slot)) throw new Error(`query ${this.name}: parameter ${index + 1} is a value, not a slot`);
+      return parameter.name;
+    });
+    const compiled = { sql: query.sql, query: query.query, order };
+    this.#compiled.set(adapter, compiled);
+    return compiled;
+  }
+}
+
+/** A template: `build` is called once per dialect, with slots for the values. */
+export function queryTemplate<S, P extends object, R>(name: string, build: (db: Kysely<S>, slots: Slots<P>) => Compilable<R>): QueryTemplate<S, P, R> {
+  return new QueryTemplate(name, build);
+}
+
+/**
+ * Templates of one query in several shapes, made on first use and kept by shape. The shapes
+ * must be few and come from the code (which optional columns a caller sets), never from data:
+ * past `maxShapes` a new shape is refused rather than kept without bound.
+ */
+export class TemplateFamily<Shape, T> {
+  readonly #made = new Map<string, T>();
+
+  constructor(
+    readonly name: string,
+    private readonly make: (shape: Shape, name: string) => T,
+    private readonly maxShapes = 64,
+  ) {}
+
+  get(key: string, shape: Shape): T {
+    let template = this.#made.get(key);
+    if (template === undefined) {
+      if (this.#made.size >= this.maxShapes) throw new Error(`query ${this.name}: more than ${this.maxShapes} shapes`);
+      template = this.make(shape, `${this.name}[${key}]`);
+      this.#made.set(key, template);
+    }
+    return template;
+  }
+}
+
+/** Raw SQL (Kysely's `sql` tag) as a template's query, compiled on the template's database. */
+export function rawQuery<R, S>(raw: RawBuilder<R>, db: Kysely<S>): Compilable<R> {
+  return { compile: () => raw.compile(db) };
+}
+
+/**
+ * A row of slots for an insert, one per column. `columns` is a record rather than a list so that
+ * the type checker insists on every column of the row: a column left out would be dropped.
+ */
+export function slotRow<P extends object>(slots: Slots<P>, columns: Readonly<Record<keyof P, true>>): P {
+  const row: Record<string, unknown> = {};
+  for (const column of Object.keys(columns)) row[column] = (slots as Record<string, unknown>)[column];
+  return row as P;
+}
