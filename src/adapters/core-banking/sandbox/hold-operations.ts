@@ -106,35 +106,22 @@ export async function reserveHoldAtOnce(context: BookContext, request: HoldReque
   const currency = request.amount.currency;
   const float = await floatOf(context, currency);
   const shard = shardOf(request.reference, context.floatLane);
-  let result;
+  let row;
   try {
-    result = await sql<Selectable<HoldsTable> & { payee_kind: string | null; payee_currency: string | null; inserted: number; guard: number | null }>`
-      with payee as (
-        select kind, currency from sandbox_accounts where account_id = ${request.payeeAccountId}
-      ), hold as (
-        insert into sandbox_holds (reference, state, float_account_id, float_shard, payee_account_id, currency, amount, created_at, updated_at)
-        select ${request.reference}, 'HELD', ${float.accountId}, ${shard}, ${request.payeeAccountId}, ${currency}, ${minor}, ${context.now}, ${context.now}
-        where exists (select 1 from payee where kind = 'customer' and currency = ${currency})
-        on conflict (reference) do nothing
-        returning reference
-      ), taken as (
-        update sandbox_float_shards set held = (held::numeric + ${minor}::numeric)::text, updated_at = ${context.now}
-        where account_id = ${float.accountId} and shard = ${shard} and exists (select 1 from hold)
-          and balance::numeric >= held::numeric + ${minor}::numeric
-        returning shard
-      )
-      select
-        (select kind from payee) as payee_kind,
-        (select currency from payee) as payee_currency,
-        (select count(*) from hold)::integer as inserted,
-        cast(case when exists (select 1 from hold) and not exists (select 1 from taken) then ${SHARD_SHORT} end as integer) as guard,
-        h.*
-      from (select 1) as one left join sandbox_holds h on h.reference = ${request.reference}`.execute(context.trx);
+    row = await RESERVE_AT_ONCE.first(context.trx, {
+      payeeAccountId: request.payeeAccountId,
+      reference: request.reference,
+      floatAccountId: float.accountId,
+      shard,
+      currency,
+      minor,
+      now: context.now,
+      shardShort: SHARD_SHORT,
+    });
   } catch (error) {
     if (error instanceof Error && error.message.includes(SHARD_SHORT)) throw new ShardShort(float.accountId, shard);
     throw error;
   }
-  const row = result.rows[0];
   assert(row !== undefined, 'sandbox: the reservation statement answered no row');
   if (row.payee_kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
   if (row.payee_currency !== currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${String(row.payee_currency)}`);
@@ -146,6 +133,40 @@ export async function reserveHoldAtOnce(context: BookContext, request: HoldReque
 
 /** Text that makes reserveHoldAtOnce's statement fail when the hold's shard is short. */
 const SHARD_SHORT = 'sandbox float shard short';
+
+/** The shard short text goes in as a value: a constant cast to integer would fail when the statement is planned, not only when the case is taken. */
+const RESERVE_AT_ONCE = queryTemplate(
+  'reserve sandbox hold at once',
+  (
+    db: SandboxDb,
+    p: Slots<{ payeeAccountId: string; reference: string; floatAccountId: string; shard: number; currency: string; minor: string; now: string; shardShort: string }>,
+  ) =>
+    rawQuery(
+      sql<Selectable<HoldsTable> & { payee_kind: string | null; payee_currency: string | null; inserted: number; guard: number | null }>`
+      with payee as (
+        select kind, currency from sandbox_accounts where account_id = ${p.payeeAccountId}
+      ), hold as (
+        insert into sandbox_holds (reference, state, float_account_id, float_shard, payee_account_id, currency, amount, created_at, updated_at)
+        select ${p.reference}, 'HELD', ${p.floatAccountId}, ${p.shard}, ${p.payeeAccountId}, ${p.currency}, ${p.minor}, ${p.now}, ${p.now}
+        where exists (select 1 from payee where kind = 'customer' and currency = ${p.currency})
+        on conflict (reference) do nothing
+        returning reference
+      ), taken as (
+        update sandbox_float_shards set held = (held::numeric + ${p.minor}::numeric)::text, updated_at = ${p.now}
+        where account_id = ${p.floatAccountId} and shard = ${p.shard} and exists (select 1 from hold)
+          and balance::numeric >= held::numeric + ${p.minor}::numeric
+        returning shard
+      )
+      select
+        (select kind from payee) as payee_kind,
+        (select currency from payee) as payee_currency,
+        (select count(*) from hold)::integer as inserted,
+        cast(case when exists (select 1 from hold) and not exists (select 1 from taken) then ${p.shardShort} end as integer) as guard,
+        h.*
+      from (select 1) as one left join sandbox_holds h on h.reference = ${p.reference}`,
+      db,
+    ),
+);
 
 /**
  * The commit as one autocommitted statement on PostgreSQL: one round trip instead of a
@@ -159,41 +180,16 @@ export async function commitHoldAtOnce(context: BookContext, request: HoldReques
   const minor = positiveMinor(request.amount);
   const currency = request.amount.currency;
   const movementId = `commit:${request.reference}`;
-  const result = await sql<Selectable<HoldsTable> & { payee_status: string | null; credited: number; guard: number | null }>`
-    with h as (
-      select * from sandbox_holds where reference = ${request.reference} for update
-    ), credit as (
-      update sandbox_accounts set balance = (balance::numeric + ${minor.toString()}::numeric)::text, updated_at = ${context.now}
-      where account_id = ${request.payeeAccountId} and status = 'active'
-        and exists (select 1 from h where state = 'HELD' and amount = ${minor.toString()} and currency = ${currency} and payee_account_id = ${request.payeeAccountId})
-      returning account_id
-    ), postings as (
-      insert into sandbox_postings (movement_id, leg, kind, account_id, currency, amount, created_at)
-      select ${movementId}, 0, 'TRANSFER', h.float_account_id, ${currency}, ${(-minor).toString()}, ${context.now} from h, credit
-      union all
-      select ${movementId}, 1, 'TRANSFER', ${request.payeeAccountId}, ${currency}, ${minor.toString()}, ${context.now} from credit
-      returning leg
-    ), captured as (
-      update sandbox_holds set state = 'CAPTURED', updated_at = ${context.now}
-      where reference = ${request.reference} and exists (select 1 from credit)
-      returning reference
-    ), released_from as (
-      update sandbox_float_shards s
-      set balance = (s.balance::numeric - ${minor.toString()}::numeric)::text, held = (s.held::numeric - ${minor.toString()}::numeric)::text, updated_at = ${context.now}
-      from h
-      where s.account_id = h.float_account_id and s.shard = coalesce(h.float_shard, 0) and exists (select 1 from credit)
-        and s.held::numeric >= ${minor.toString()}::numeric
-      returning s.shard
-    )
-    select
-      (select status from sandbox_accounts where account_id = ${request.payeeAccountId}) as payee_status,
-      (select count(*) from credit)::integer as credited,
-      cast(case when exists (select 1 from credit)
-        and ((select count(*) from postings) <> 2 or (select count(*) from captured) <> 1 or (select count(*) from released_from) <> 1)
-        then ${COMMIT_BROKEN} end as integer) as guard,
-      h.*
-    from (select 1) as one left join h on true`.execute(context.trx);
-  const row = result.rows[0];
+  const row = await COMMIT_AT_ONCE.first(context.trx, {
+    reference: request.reference,
+    minor: minor.toString(),
+    negative: (-minor).toString(),
+    now: context.now,
+    payeeAccountId: request.payeeAccountId,
+    currency,
+    movementId,
+    commitBroken: COMMIT_BROKEN,
+  });
   assert(row !== undefined, 'sandbox: the commit statement answered no row');
   if (row.reference === null) throw new ConnectorError('TransferNotFound', 'no reservation under this reference');
   const hold = holdFromRow(row);
@@ -208,6 +204,51 @@ export async function commitHoldAtOnce(context: BookContext, request: HoldReques
 
 /** Text that makes commitHoldAtOnce's statement fail when a leg did not follow the credit. */
 const COMMIT_BROKEN = 'sandbox commit could not book every leg';
+
+const COMMIT_AT_ONCE = queryTemplate(
+  'commit sandbox hold at once',
+  (
+    db: SandboxDb,
+    p: Slots<{ reference: string; minor: string; negative: string; now: string; payeeAccountId: string; currency: string; movementId: string; commitBroken: string }>,
+  ) =>
+    rawQuery(
+      sql<Selectable<HoldsTable> & { payee_status: string | null; credited: number; guard: number | null }>`
+    with h as (
+      select * from sandbox_holds where reference = ${p.reference} for update
+    ), credit as (
+      update sandbox_accounts set balance = (balance::numeric + ${p.minor}::numeric)::text, updated_at = ${p.now}
+      where account_id = ${p.payeeAccountId} and status = 'active'
+        and exists (select 1 from h where state = 'HELD' and amount = ${p.minor} and currency = ${p.currency} and payee_account_id = ${p.payeeAccountId})
+      returning account_id
+    ), postings as (
+      insert into sandbox_postings (movement_id, leg, kind, account_id, currency, amount, created_at)
+      select ${p.movementId}, 0, 'TRANSFER', h.float_account_id, ${p.currency}, ${p.negative}, ${p.now} from h, credit
+      union all
+      select ${p.movementId}, 1, 'TRANSFER', ${p.payeeAccountId}, ${p.currency}, ${p.minor}, ${p.now} from credit
+      returning leg
+    ), captured as (
+      update sandbox_holds set state = 'CAPTURED', updated_at = ${p.now}
+      where reference = ${p.reference} and exists (select 1 from credit)
+      returning reference
+    ), released_from as (
+      update sandbox_float_shards s
+      set balance = (s.balance::numeric - ${p.minor}::numeric)::text, held = (s.held::numeric - ${p.minor}::numeric)::text, updated_at = ${p.now}
+      from h
+      where s.account_id = h.float_account_id and s.shard = coalesce(h.float_shard, 0) and exists (select 1 from credit)
+        and s.held::numeric >= ${p.minor}::numeric
+      returning s.shard
+    )
+    select
+      (select status from sandbox_accounts where account_id = ${p.payeeAccountId}) as payee_status,
+      (select count(*) from credit)::integer as credited,
+      cast(case when exists (select 1 from credit)
+        and ((select count(*) from postings) <> 2 or (select count(*) from captured) <> 1 or (select count(*) from released_from) <> 1)
+        then ${p.commitBroken} end as integer) as guard,
+      h.*
+    from (select 1) as one left join h on true`,
+      db,
+    ),
+);
 
 /**
  * Releases a hold. When there is no hold at all, a RELEASED tombstone of amount 0 is recorded:

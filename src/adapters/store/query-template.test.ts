@@ -1,0 +1,285 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { withAuditCause } from '../../audit/audit-cause.js';
+import { createTestDatabase } from '../../../test/support/postgres.js';
+import { AuditTrail, AuditedWriteTemplate, auditColumnsMigration, auditMigrations, auditedWrite } from './audit-trail.js';
+import { PostgresDatabase } from './postgres-database.js';
+import { TemplateFamily, queryTemplate, slotRow, type Slots } from './query-template.js';
+import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+import { SqliteDatabase } from './sqlite-database.js';
+
+interface ThingsTable {
+  id: string;
+  state: string;
+  amount: string;
+  note: string | null;
+  attempts: number;
+  needs_attention: number;
+}
+
+interface Schema {
+  things: ThingsTable;
+}
+
+type Db = Kysely<Schema>;
+
+const thingsMigrations: readonly Migration[] = [
+  {
+    id: 'template-test-001-things',
+    async up(db) {
+      await db.schema
+        .createTable('things')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('state', 'varchar(32)', (c) => c.notNull())
+        .addColumn('amount', 'varchar(40)', (c) => c.notNull())
+        .addColumn('note', 'varchar(100)')
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('needs_attention', 'integer', (c) => c.notNull())
+        .execute();
+    },
+  },
+  auditColumnsMigration('template-test-002-audit-columns', 'things'),
+];
+
+const THING_COLUMNS: Readonly<Record<keyof ThingsTable, true>> = { id: true, state: true, amount: true, note: true, attempts: true, needs_attention: true };
+
+function thing(id: string, changes: Partial<ThingsTable> = {}): ThingsTable {
+  return { id, state: 'NEW', amount: '10.25', note: null, attempts: 0, needs_attention: 0, ...changes };
+}
+
+let builds = 0;
+
+const INSERT_THING = queryTemplate('insert thing', (db: Db, p: Slots<ThingsTable>) => {
+  builds += 1;
+  return db
+    .insertInto('things')
+    .values(slotRow(p, THING_COLUMNS))
+    .onConflict((oc) => oc.column('id').doNothing());
+});
+
+const FIND_THING = queryTemplate('find thing', (db: Db, p: Slots<{ id: string }>) => db.selectFrom('things').selectAll().where('id', '=', p.id));
+
+const THINGS_IN = new TemplateFamily('things in', (count: number, name) =>
+  queryTemplate(name, (db: Db, p: Slots<Record<`id${number}`, string>>) =>
+    db
+      .selectFrom('things')
+      .select('id')
+      .where(
+        'id',
+        'in',
+        Array.from({ length: count }, (_, index) => p[`id${index}`] as string),
+      )
+      .orderBy('id'),
+  ),
+);
+
+/** The same change as auditedWrite makes it, for comparing the two. */
+const MOVE_THING = new AuditedWriteTemplate<Schema, { id: string; from: string; to: string }, ThingsTable>('move thing', {
+  subject: 'incoming_transfer',
+  table: 'things',
+  event: 'transition',
+  fromPrevious: false,
+  flags: true,
+  write: (db, p) =>
+    db
+      .updateTable('things')
+      .set({ state: p.to, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` } as never)
+      .where('id', '=', p.id)
+      .where('state', '=', p.from)
+      .returningAll(),
+  key: (p) => sql`changed.id = ${p.id}`,
+  institutionReference: sql`changed.id`,
+});
+
+interface Target {
+  readonly database: SqlDatabase;
+  cleanup(): Promise<void>;
+}
+
+function describeTemplates(name: string, open: () => Promise<Target>): void {
+  describe(`query templates on ${name}`, () => {
+    const context: { target?: Target } = {};
+
+    function database(): SqlDatabase {
+      if (context.target === undefined) throw new Error('the database was not opened');
+      return context.target.database;
+    }
+
+    beforeAll(async () => {
+      context.target = await open();
+      await context.target.database.migrate([...thingsMigrations, ...auditMigrations]);
+    });
+
+    afterAll(async () => {
+      if (context.target === undefined) return;
+      await context.target.database.close();
+      await context.target.cleanup();
+    });
+
+    beforeEach(async () => {
+      await database().transaction<AnySchema, void>(async (trx) => {
+        await trx.deleteFrom('things').execute();
+        await trx.deleteFrom('audit_events').execute();
+      });
+    });
+
+    it('runs with each call\'s values, built once per database however often it runs', async () => {
+      const buildsBefore = builds;
+      const inserted: number[] = [];
+      for (const id of ['t-1', 't-2', 't-3']) {
+        inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { amount: `${id.slice(2)}.50`, note: id === 't-2' ? 'second' : null }))));
+      }
+      inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing('t-1', { amount: '999.00' }))));
+      expect(inserted).toStrictEqual([1, 1, 1, 0]);
+      // The writer and the reader of one database are separate Kysely instances; each compiles once.
+      expect(builds - buildsBefore).toBe(1);
+      const reader = database().reader<Schema>();
+      expect(await FIND_THING.first(reader, { id: 't-2' })).toStrictEqual({
+        id: 't-2',
+        state: 'NEW',
+        amount: '2.50',
+        note: 'second',
+        attempts: 0,
+        needs_attention: 0,
+        audit_seq: 0,
+        prev_state: null,
+      });
+      expect(await FIND_THING.first(reader, { id: 't-1' })).toMatchObject({ amount: '1.50', note: null });
+      expect(await FIND_THING.first(reader, { id: 'absent' })).toBeUndefined();
+      expect(await FIND_THING.rows(reader, { id: 't-3' })).toHaveLength(1);
+    });
+
+    it('writes the same SQL as the query built directly', async () => {
+      const reader = database().reader<Schema>();
+      const direct = reader.selectFrom('things').selectAll().where('id', '=', 'x').compile();
+      expect(FIND_THING.sqlFor(reader)).toBe(direct.sql);
+    });
+
+    it('runs inside a transaction and is undone with it', async () => {
+      const failure = new Error('undo this');
+      await expect(
+        database().transaction<Schema, void>(async (trx) => {
+          expect(await INSERT_THING.changed(trx, thing('t-undone'))).toBe(1);
+          expect(await FIND_THING.first(trx, { id: 't-undone' })).toMatchObject({ id: 't-undone' });
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(await FIND_THING.first(database().reader<Schema>(), { id: 't-undone' })).toBeUndefined();
+    });
+
+    it('keeps one template per shape of a family', async () => {
+      for (const id of ['a', 'b', 'c']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id)));
+      const reader = database().reader<Schema>();
+      const one = await THINGS_IN.get('1', 1).rows(reader, { id0: 'b' });
+      const three = await THINGS_IN.get('3', 3).rows(reader, { id0: 'c', id1: 'a', id2: 'absent' });
+      expect(one).toStrictEqual([{ id: 'b' }]);
+      expect(three).toStrictEqual([{ id: 'a' }, { id: 'c' }]);
+      expect(THINGS_IN.get('3', 3)).toBe(THINGS_IN.get('3', 3));
+      expect(THINGS_IN.get('3', 3).sqlFor(reader)).toMatch(/in \((\?|\$1), (\?|\$2), (\?|\$3)\)/);
+    });
+
+    it('refuses a run that leaves a slot without a value', async () => {
+      const reader = database().reader<Schema>();
+      await expect(async () => FIND_THING.first(reader, {} as { id: string })).rejects.toThrow('query find thing: no value for id');
+    });
+
+    it('makes an audited change and its audit row as auditedWrite does, and nothing when the compare-and-set is lost', async () => {
+      for (const id of ['m-1', 'm-2']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { needs_attention: 1 })));
+      const at = '2026-11-26T01:00:00.000Z';
+      const templated = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
+        MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'DONE' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: 'E'.repeat(70) }),
+      );
+      const direct = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
+        auditedWrite<ThingsTable>(database(), {
+          subject: 'incoming_transfer',
+          subjectId: 'm-2',
+          table: 'things',
+          key: sql`changed.id = ${'m-2'}`,
+          write: database()
+            .reader<Schema>()
+            .updateTable('things')
+            .set({ state: 'DONE', prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` } as never)
+            .where('id', '=', 'm-2')
+            .where('state', '=', 'NEW')
+            .returningAll(),
+          event: 'transition',
+          fromState: 'NEW',
+          at,
+          errorCode: 'E'.repeat(70),
+          institutionReference: sql`changed.id`,
+          flags: true,
+        }),
+      );
+      expect(templated).toMatchObject({ id: 'm-1', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
+      expect(direct).toMatchObject({ id: 'm-2', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
+      const lost = await MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'AGAIN' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: null });
+      expect(lost).toBeUndefined();
+      const trail = new AuditTrail(database());
+      const [first] = await trail.history('incoming_transfer', 'm-1');
+      const [second] = await trail.history('incoming_transfer', 'm-2');
+      expect(await trail.history('incoming_transfer', 'm-1')).toHaveLength(1);
+      expect(first).toStrictEqual({
+        subject: 'incoming_transfer',
+        subjectId: 'm-1',
+        seq: 1,
+        at,
+        event: 'transition',
+        fromState: 'NEW',
+        toState: 'DONE',
+        cause: 'operator',
+        operator: 'ops-ana',
+        reason: 'checked with the bank',
+        evidence: null,
+        attempt: 0,
+        institutionReference: 'm-1',
+        errorCode: 'E'.repeat(64),
+        needsAttention: true,
+      });
+      expect({ ...second, subjectId: 'm-1', institutionReference: 'm-1' }).toStrictEqual(first);
+    });
+  });
+}
+
+describe('query templates refuse what they cannot repeat', () => {
+  it('refuses a query with a value written into it instead of a slot', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'cc-template-'));
+    const database = new SqliteDatabase(join(directory, 'connector.db'));
+    try {
+      await database.migrate(thingsMigrations);
+      const frozen = queryTemplate('frozen', (db: Db, p: Slots<{ id: string }>) => db.selectFrom('things').selectAll().where('id', '=', p.id).where('state', '=', 'NEW'));
+      await expect(async () => frozen.first(database.reader<Schema>(), { id: 'x' })).rejects.toThrow('query frozen: parameter 2 is a value, not a slot');
+    } finally {
+      await database.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses more shapes than a family keeps', () => {
+    const family = new TemplateFamily('few', (shape: number) => shape * 2, 2);
+    expect(family.get('a', 1)).toBe(2);
+    expect(family.get('b', 2)).toBe(4);
+    expect(family.get('a', 99)).toBe(2);
+    expect(() => family.get('c', 3)).toThrow('query few: more than 2 shapes');
+  });
+});
+
+describeTemplates('SQLite', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'cc-template-'));
+  return {
+    database: new SqliteDatabase(join(directory, 'connector.db')),
+    async cleanup() {
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+});
+
+describeTemplates('PostgreSQL', async () => {
+  const testDatabase = await createTestDatabase();
+  return {
+    database: new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }),
+    cleanup: () => testDatabase.drop(),
+  };
+});
