@@ -12,10 +12,10 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
-import { AuditedWriteTemplate, auditedWrite, type AuditEventKind } from './audit-trail.js';
+import { AuditedTable } from './audited-table.js';
 import { claimDueKeys } from './lease-claim.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
-import { TemplateFamily, queryTemplate, slotRow, type Slots } from './query-template.js';
+import { queryTemplate, slotRow, type Slots } from './query-template.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 interface QuotesTable {
@@ -98,7 +98,7 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
-    const inserted = await INSERT_TRANSFER.run(this.database, newTransferRow(transfer), { subjectId: transfer.transferId, at: transfer.createdAt, fromState: null, errorCode: null });
+    const inserted = await TRANSFERS.insert(this.database, newTransferRow(transfer), transfer.createdAt);
     if (inserted !== undefined) return { record: transferFromRow(inserted), created: true };
     const existing = await this.findTransfer(transfer.transferId);
     if (existing === undefined) throw new AssertionFailed(`transfer ${transfer.transferId} neither inserted nor found`);
@@ -118,60 +118,27 @@ export class SqlInboundStore implements InboundStore {
     guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
     const now = this.now().toISOString();
-    const columns = changeColumns(changes);
-    const changed = Object.keys(columns).sort() as Array<keyof InboundTransfersTable>;
-    const shape: TransitionShape = { changed, from: from.length, guarded: guard !== undefined };
-    const template = TRANSITIONS.get(`${changed.join(',')}/${from.length}/${shape.guarded ? 'guarded' : 'open'}`, shape);
-    const values: TransitionValues = { ...columns, transferId, state: to, updatedAt: now, noLease: null, attention: 1, guardNow: guard?.now ?? now };
-    from.forEach((state, index) => {
-      values[`from${index}`] = state;
+    const row = await TRANSFERS.update(this.database, {
+      key: transferId,
+      event: 'transition',
+      from,
+      set: { ...changeColumns(changes), state: to, updated_at: now, lease_until: null },
+      at: now,
+      errorCode: errorCodeOf(changes),
+      ...(guard === undefined ? {} : { flagged: true, leaseFreeAt: guard.now }),
     });
-    const audit = { subjectId: transferId, at: now, fromState: from[0] ?? null, errorCode: changes.errorCode ?? changes.errorName ?? null };
-    const row = await template.run(this.database, values, audit);
     return row === undefined ? undefined : transferFromRow(row);
   }
 
   async recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
     const now = this.now().toISOString();
-    const write = this.#db()
-      .updateTable('inbound_transfers')
-      .set({ ...changeColumns(changes), lease_until: null, audit_seq: sql<number>`audit_seq + 1` })
-      .where('transfer_id', '=', transferId)
-      .where('state', '=', state)
-      .returningAll();
-    return (await auditedWrite(this.database, this.#audit(transferId, write, 'attempt', state, changes, now))) !== undefined;
+    const set = { ...changeColumns(changes), lease_until: null };
+    return (await TRANSFERS.update(this.database, { key: transferId, event: 'attempt', from: [state], set, at: now, errorCode: errorCodeOf(changes) })) !== undefined;
   }
 
   async scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
-    const write = this.#db()
-      .updateTable('inbound_transfers')
-      .set({ next_attempt_at: now, audit_seq: sql<number>`audit_seq + 1` })
-      .where('transfer_id', '=', transferId)
-      .where('state', '=', state)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .returningAll();
-    return (await auditedWrite(this.database, this.#audit(transferId, write, 'attempt', state, undefined, now))) !== undefined;
-  }
-
-  #db(): Db {
-    return this.database.reader<Schema>();
-  }
-
-  /** The audit row of a change: the institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
-  #audit(transferId: string, write: Parameters<typeof auditedWrite>[1]['write'], event: AuditEventKind, fromState: string | null | 'previous', changes: TransferChanges | undefined, at: string) {
-    return {
-      subject: 'incoming_transfer' as const,
-      subjectId: transferId,
-      table: 'inbound_transfers',
-      key: sql`changed.transfer_id = ${transferId}`,
-      write,
-      event,
-      fromState,
-      at,
-      errorCode: changes?.errorCode ?? changes?.errorName ?? null,
-      institutionReference: sql`changed.transfer_id`,
-      flags: true,
-    };
+    const set = { next_attempt_at: now };
+    return (await TRANSFERS.update(this.database, { key: transferId, event: 'attempt', from: [state], set, at: now, errorCode: null, leaseFreeAt: now })) !== undefined;
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {
@@ -267,68 +234,19 @@ const FIND_TRANSFER = queryTemplate('find transfer', (db: Db, p: Slots<{ transfe
   db.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', p.transferId),
 );
 
-/** The audit row of a change: the institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
-const TRANSFER_AUDIT = {
+/** The institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
+const TRANSFERS = new AuditedTable<InboundTransfersTable>({
   subject: 'incoming_transfer',
   table: 'inbound_transfers',
-  flags: true,
+  key: 'transfer_id',
+  columns: TRANSFER_COLUMNS,
+  conflict: 'key',
   institutionReference: sql`changed.transfer_id`,
-} as const;
-
-const INSERT_TRANSFER = new AuditedWriteTemplate<Schema, InboundTransfersTable, Selectable<InboundTransfersTable>>('insert transfer', {
-  ...TRANSFER_AUDIT,
-  event: 'created',
-  fromPrevious: false,
-  write: (db, p) =>
-    db
-      .insertInto('inbound_transfers')
-      .values(slotRow(p, TRANSFER_COLUMNS))
-      .onConflict((oc) => oc.column('transfer_id').doNothing())
-      .returningAll(),
-  key: (p) => sql`changed.transfer_id = ${p.transfer_id}`,
 });
 
-/** What varies between transitions: the optional columns set, how many states it may leave, whether an operator's guard applies. */
-interface TransitionShape {
-  readonly changed: ReadonlyArray<keyof InboundTransfersTable>;
-  readonly from: number;
-  readonly guarded: boolean;
+function errorCodeOf(changes: TransferChanges): string | null {
+  return changes.errorCode ?? changes.errorName ?? null;
 }
-
-type TransitionValues = Partial<InboundTransfersTable> & {
-  transferId: string;
-  state: string;
-  updatedAt: string;
-  noLease: null;
-  attention: number;
-  guardNow: string;
-  [from: `from${number}`]: string;
-};
-
-const TRANSITIONS = new TemplateFamily<TransitionShape, AuditedWriteTemplate<Schema, TransitionValues, Selectable<InboundTransfersTable>>>(
-  'transition transfer',
-  (shape, name) =>
-    new AuditedWriteTemplate(name, {
-      ...TRANSFER_AUDIT,
-      event: 'transition',
-      fromPrevious: shape.from !== 1,
-      write: (db, p) => {
-        const set: Record<string, unknown> = {};
-        for (const column of shape.changed) set[column] = p[column];
-        const from = Array.from({ length: shape.from }, (_, index) => p[`from${index}`] as string);
-        let write = db
-          .updateTable('inbound_transfers')
-          .set({ ...set, state: p.state, updated_at: p.updatedAt, lease_until: p.noLease, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
-          .where('transfer_id', '=', p.transferId)
-          .where('state', 'in', from);
-        if (shape.guarded) {
-          write = write.where('needs_attention', '=', p.attention).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', p.guardNow)]));
-        }
-        return write.returningAll();
-      },
-      key: (p) => sql`changed.transfer_id = ${p.transferId}`,
-    }),
-);
 
 async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {
   const row = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', transferId).executeTakeFirstOrThrow();

@@ -12,7 +12,8 @@ import type {
 } from '../../ports/outgoing-store.js';
 import type { OperatorGuard, RecordSearch } from '../../ports/store.js';
 import { claimDueKeys } from './lease-claim.js';
-import { auditedWrite, type AuditEventKind } from './audit-trail.js';
+import { AuditedTable } from './audited-table.js';
+import { queryTemplate, type Slots } from './query-template.js';
 import { refundReference } from '../../domain/outgoing-references.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -65,8 +66,7 @@ export class SqlOutgoingStore implements OutgoingStore {
   ) {}
 
   async insert(payment: NewOutgoingPayment): Promise<{ record: OutgoingPaymentRecord; created: boolean }> {
-    const write = this.#db().insertInto('outgoing_payments').values(newRow(payment)).onConflict((oc) => oc.column('home_transaction_id').doNothing()).returningAll();
-    const inserted = await auditedWrite<Selectable<OutgoingPaymentsTable>>(this.database, audit(payment.homeTransactionId, write, 'created', null, undefined, payment.createdAt));
+    const inserted = await PAYMENTS.insert(this.database, newRow(payment), payment.createdAt);
     if (inserted !== undefined) return { record: paymentFromRow(inserted), created: true };
     const existing = await this.findByHomeTransactionId(payment.homeTransactionId);
     if (existing === undefined) throw new AssertionFailed(`outgoing payment ${payment.homeTransactionId} neither inserted nor found`);
@@ -74,22 +74,12 @@ export class SqlOutgoingStore implements OutgoingStore {
   }
 
   async findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined> {
-    const row = await this.database
-      .quickReader<Schema>()
-      .selectFrom('outgoing_payments')
-      .selectAll()
-      .where('home_transaction_id', '=', homeTransactionId)
-      .executeTakeFirst();
+    const row = await FIND_BY_HOME_TRANSACTION_ID.first(this.database.quickReader<Schema>(), { homeTransactionId });
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
   async findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined> {
-    const row = await this.database
-      .quickReader<Schema>()
-      .selectFrom('outgoing_payments')
-      .selectAll()
-      .where('transfer_id', '=', transferId)
-      .executeTakeFirst();
+    const row = await FIND_BY_TRANSFER_ID.first(this.database.quickReader<Schema>(), { transferId });
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
@@ -101,41 +91,27 @@ export class SqlOutgoingStore implements OutgoingStore {
     guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined> {
     const now = this.now().toISOString();
-    let write = this.#db()
-      .updateTable('outgoing_payments')
-      .set({ ...changeColumns(changes), state: to, updated_at: now, lease_until: null, prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
-      .where('home_transaction_id', '=', homeTransactionId)
-      .where('state', 'in', [...from]);
-    if (guard !== undefined) write = write.where('needs_attention', '=', 1).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', guard.now)]));
-    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
-    const row = await auditedWrite<Selectable<OutgoingPaymentsTable>>(this.database, audit(homeTransactionId, write.returningAll(), 'transition', fromState, changes, now));
+    const row = await PAYMENTS.update(this.database, {
+      key: homeTransactionId,
+      event: 'transition',
+      from,
+      set: { ...changeColumns(changes), state: to, updated_at: now, lease_until: null },
+      at: now,
+      errorCode: errorCodeOf(changes),
+      ...(guard === undefined ? {} : { flagged: true, leaseFreeAt: guard.now }),
+    });
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
   async recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
     const now = this.now().toISOString();
-    const write = this.#db()
-      .updateTable('outgoing_payments')
-      .set({ ...changeColumns(changes), lease_until: null, audit_seq: sql<number>`audit_seq + 1` })
-      .where('home_transaction_id', '=', homeTransactionId)
-      .where('state', '=', state)
-      .returningAll();
-    return (await auditedWrite(this.database, audit(homeTransactionId, write, 'attempt', state, changes, now))) !== undefined;
+    const set = { ...changeColumns(changes), lease_until: null };
+    return (await PAYMENTS.update(this.database, { key: homeTransactionId, event: 'attempt', from: [state], set, at: now, errorCode: errorCodeOf(changes) })) !== undefined;
   }
 
   async scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
-    const write = this.#db()
-      .updateTable('outgoing_payments')
-      .set({ next_attempt_at: now, audit_seq: sql<number>`audit_seq + 1` })
-      .where('home_transaction_id', '=', homeTransactionId)
-      .where('state', '=', state)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .returningAll();
-    return (await auditedWrite(this.database, audit(homeTransactionId, write, 'attempt', state, undefined, now))) !== undefined;
-  }
-
-  #db(): Db {
-    return this.database.reader<Schema>();
+    const set = { next_attempt_at: now };
+    return (await PAYMENTS.update(this.database, { key: homeTransactionId, event: 'attempt', from: [state], set, at: now, errorCode: null, leaseFreeAt: now })) !== undefined;
   }
 
   async search(search: RecordSearch): Promise<OutgoingPaymentRecord[]> {
@@ -174,25 +150,64 @@ export class SqlOutgoingStore implements OutgoingStore {
   }
 }
 
+const PAYMENT_COLUMNS: Readonly<Record<keyof OutgoingPaymentsTable, true>> = {
+  home_transaction_id: true,
+  transfer_id: true,
+  request_hash: true,
+  kind: true,
+  amount_type: true,
+  flow: true,
+  state: true,
+  payer_id: true,
+  payee_id_type: true,
+  payee_id: true,
+  send_amount: true,
+  send_currency: true,
+  receive_currency: true,
+  debit_amount: true,
+  terms: true,
+  quote_expiration: true,
+  switch_state: true,
+  institution_reference: true,
+  callback_code: true,
+  error_name: true,
+  error_message: true,
+  attempts: true,
+  next_attempt_at: true,
+  last_error: true,
+  needs_attention: true,
+  lease_until: true,
+  created_at: true,
+  updated_at: true,
+  audit_seq: true,
+  prev_state: true,
+  refund_reference: true,
+};
+
 /**
- * The audit row of a change. The institution knows the step by the refund's own reference once
- * a refund is under way, else by the collection's reference it gave, else by the transferId
- * (which the debit and the collection carry).
+ * The institution knows the step by the refund's own reference once a refund is under way, else
+ * by the collection's reference it gave, else by the transferId (which the debit and the
+ * collection carry).
  */
-function audit(homeTransactionId: string, write: Parameters<typeof auditedWrite>[1]['write'], event: AuditEventKind, fromState: string | null | 'previous', changes: OutgoingChanges | undefined, at: string) {
-  return {
-    subject: 'outgoing_payment' as const,
-    subjectId: homeTransactionId,
-    table: 'outgoing_payments',
-    key: sql`changed.home_transaction_id = ${homeTransactionId}`,
-    write,
-    event,
-    fromState,
-    at,
-    errorCode: changes?.errorCode ?? changes?.errorName ?? null,
-    institutionReference: sql`case when changed.state in ('REFUNDING', 'REFUNDED') and changed.refund_reference is not null then changed.refund_reference else coalesce(changed.institution_reference, changed.transfer_id) end`,
-    flags: true,
-  };
+const PAYMENTS = new AuditedTable<OutgoingPaymentsTable>({
+  subject: 'outgoing_payment',
+  table: 'outgoing_payments',
+  key: 'home_transaction_id',
+  columns: PAYMENT_COLUMNS,
+  conflict: 'key',
+  institutionReference: sql`case when changed.state in ('REFUNDING', 'REFUNDED') and changed.refund_reference is not null then changed.refund_reference else coalesce(changed.institution_reference, changed.transfer_id) end`,
+});
+
+const FIND_BY_HOME_TRANSACTION_ID = queryTemplate('find outgoing payment', (db: Db, p: Slots<{ homeTransactionId: string }>) =>
+  db.selectFrom('outgoing_payments').selectAll().where('home_transaction_id', '=', p.homeTransactionId),
+);
+
+const FIND_BY_TRANSFER_ID = queryTemplate('find outgoing payment by transferId', (db: Db, p: Slots<{ transferId: string }>) =>
+  db.selectFrom('outgoing_payments').selectAll().where('transfer_id', '=', p.transferId),
+);
+
+function errorCodeOf(changes: OutgoingChanges): string | null {
+  return changes.errorCode ?? changes.errorName ?? null;
 }
 
 async function selectPayment(trx: Db, homeTransactionId: string): Promise<OutgoingPaymentRecord> {

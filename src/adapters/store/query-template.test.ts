@@ -257,12 +257,18 @@ describe('query templates refuse what they cannot repeat', () => {
     }
   });
 
-  it('refuses more shapes than a family keeps', () => {
-    const family = new TemplateFamily('few', (shape: number) => shape * 2, 2);
-    expect(family.get('a', 1)).toBe(2);
-    expect(family.get('b', 2)).toBe(4);
-    expect(family.get('a', 99)).toBe(2);
-    expect(() => family.get('c', 3)).toThrow('query few: more than 2 shapes');
+  it('keeps at most maxShapes shapes of a family, and makes any other afresh each time', () => {
+    let made = 0;
+    const family = new TemplateFamily('few', (shape: number, name) => {
+      made += 1;
+      return { shape, name, serial: made };
+    }, 2);
+    expect(family.get('a', 1)).toStrictEqual({ shape: 1, name: 'few[a]', serial: 1 });
+    expect(family.get('b', 2)).toStrictEqual({ shape: 2, name: 'few[b]', serial: 2 });
+    expect(family.get('a', 99)).toStrictEqual({ shape: 1, name: 'few[a]', serial: 1 });
+    expect(family.get('c', 3)).toStrictEqual({ shape: 3, name: 'few[c]', serial: 3 });
+    expect(family.get('c', 3)).toStrictEqual({ shape: 3, name: 'few[c]', serial: 4 });
+    expect(made).toBe(4);
   });
 });
 

@@ -111,8 +111,9 @@ export function queryTemplate<S, P extends object, R>(name: string, build: (db: 
 
 /**
  * Templates of one query in several shapes, made on first use and kept by shape. The shapes
- * must be few and come from the code (which optional columns a caller sets), never from data:
- * past `maxShapes` a new shape is refused rather than kept without bound.
+ * come from the code (which optional columns a caller sets), never from data, so they are few;
+ * should there be more than `maxShapes`, a new one is still made and run each time it is asked
+ * for, but not kept, so that memory stays bounded and only speed is lost.
  */
 export class TemplateFamily<Shape, T> {
   readonly #made = new Map<string, T>();
@@ -124,12 +125,10 @@ export class TemplateFamily<Shape, T> {
   ) {}
 
   get(key: string, shape: Shape): T {
-    let template = this.#made.get(key);
-    if (template === undefined) {
-      if (this.#made.size >= this.maxShapes) throw new Error(`query ${this.name}: more than ${this.maxShapes} shapes`);
-      template = this.make(shape, `${this.name}[${key}]`);
-      this.#made.set(key, template);
-    }
+    const known = this.#made.get(key);
+    if (known !== undefined) return known;
+    const template = this.make(shape, `${this.name}[${key}]`);
+    if (this.#made.size < this.maxShapes) this.#made.set(key, template);
     return template;
   }
 }

@@ -1,0 +1,127 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { AuditedWriteTemplate, type AuditSubject } from './audit-trail.js';
+import { TemplateFamily, slotRow } from './query-template.js';
+import type { AnySchema, SqlDatabase } from './sql-database.js';
+
+/**
+ * The audited writes of a table of records with a state (incoming transfers, outgoing payments,
+ * FX conversions): an insert, and compare-and-set updates, each with its audit row in the same
+ * statement or transaction (audit-trail.ts). Each shape of write is built and compiled once
+ * (query-template.ts); a shape is which columns a write sets, how many states it may leave, and
+ * which guard it takes, all of which come from the calling code, never from data.
+ */
+
+export interface AuditedTableSpec<Row extends object> {
+  readonly subject: AuditSubject;
+  readonly table: string;
+  /** The record's key column. */
+  readonly key: keyof Row & string;
+  /** Every column of the row (a record, so that the type checker insists on each). */
+  readonly columns: Readonly<Record<keyof Row, true>>;
+  /** An insert of a row whose key is known does nothing; `any`: one that breaks any unique constraint. */
+  readonly conflict: 'key' | 'any';
+  /** SQL over `changed` for the institution's reference in the audit row. */
+  readonly institutionReference: RawBuilder<unknown>;
+}
+
+export interface AuditedUpdate<Row> {
+  /** The record's key. */
+  readonly key: string;
+  /** `transition`: the state changes (prev_state keeps the one before); `attempt`: bookkeeping only. */
+  readonly event: 'transition' | 'attempt';
+  /** The states the record may be in for the update to apply (an attempt names exactly one). */
+  readonly from: readonly string[];
+  /** The columns to set, a transition's new state among them. Undefined values are left alone. */
+  readonly set: Partial<Row>;
+  readonly at: string;
+  readonly errorCode: string | null;
+  /** Applies only when the record is flagged for an operator. */
+  readonly flagged?: boolean;
+  /** Applies only when the record is not leased past this time (no lease, or one that has run out). */
+  readonly leaseFreeAt?: string;
+}
+
+interface UpdateShape {
+  readonly event: 'transition' | 'attempt';
+  readonly columns: readonly string[];
+  readonly from: number;
+  readonly flagged: boolean;
+  readonly leaseFree: boolean;
+}
+
+type Values = Record<string, unknown>;
+
+export class AuditedTable<Row extends object> {
+  readonly #spec: AuditedTableSpec<Row>;
+  readonly #insert: AuditedWriteTemplate<AnySchema, Row, Row>;
+  readonly #updates: TemplateFamily<UpdateShape, AuditedWriteTemplate<AnySchema, Values, Row>>;
+
+  constructor(spec: AuditedTableSpec<Row>) {
+    this.#spec = spec;
+    const audit = { subject: spec.subject, table: spec.table, flags: true, institutionReference: spec.institutionReference };
+    const rows = (db: Kysely<AnySchema>): Kysely<Record<string, Row>> => db as unknown as Kysely<Record<string, Row>>;
+    this.#insert = new AuditedWriteTemplate<AnySchema, Row, Row>(`insert ${spec.table}`, {
+      ...audit,
+      event: 'created',
+      fromPrevious: false,
+      write: (db, p) => {
+        const insert = rows(db).insertInto(spec.table).values(slotRow(p, spec.columns) as never);
+        return (spec.conflict === 'key' ? insert.onConflict((oc) => oc.column(spec.key as never).doNothing()) : insert.onConflict((oc) => oc.doNothing())).returningAll();
+      },
+      key: (p) => sql`changed.${sql.ref(spec.key)} = ${(p as Values)[spec.key]}`,
+    });
+    this.#updates = new TemplateFamily(`update ${spec.table}`, (shape, name) =>
+      new AuditedWriteTemplate<AnySchema, Values, Row>(name, {
+        ...audit,
+        event: shape.event,
+        fromPrevious: shape.from !== 1,
+        write: (db, p) => {
+          const set: Values = { audit_seq: sql<number>`audit_seq + 1` };
+          for (const column of shape.columns) set[column] = p[column];
+          if (shape.event === 'transition') set['prev_state'] = sql<string>`state`;
+          const from = Array.from({ length: shape.from }, (_, index) => p[`from${index}`] as string);
+          let update = db
+            .updateTable(spec.table)
+            .set(set)
+            .where(spec.key as string, '=', p['recordKey'] as string)
+            .where('state', 'in', from);
+          if (shape.flagged) update = update.where('needs_attention', '=', p['flaggedValue'] as number);
+          if (shape.leaseFree) update = update.where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', p['leaseFreeAt'] as string)]));
+          return update.returningAll();
+        },
+        key: (p) => sql`changed.${sql.ref(spec.key)} = ${p['recordKey']}`,
+      }),
+    );
+  }
+
+  /** Inserts the row unless its key is known; answers the row inserted, or undefined. */
+  async insert(database: SqlDatabase, row: Row, at: string): Promise<Row | undefined> {
+    const key = (row as Values)[this.#spec.key];
+    if (typeof key !== 'string') throw new Error(`${this.#spec.table}: insert without a key`);
+    return this.#insert.run(database, row, { subjectId: key, at, fromState: null, errorCode: null });
+  }
+
+  /** Applies the update when its conditions hold; answers the changed row, or undefined. */
+  async update(database: SqlDatabase, update: AuditedUpdate<Row>): Promise<Row | undefined> {
+    if (update.from.length === 0) throw new Error(`${this.#spec.table}: an update from no state`);
+    if (update.event === 'attempt' && update.from.length !== 1) throw new Error(`${this.#spec.table}: an attempt names one state`);
+    const set = update.set as Values;
+    const columns = Object.keys(set)
+      .filter((column) => set[column] !== undefined)
+      .sort();
+    const shape: UpdateShape = {
+      event: update.event,
+      columns,
+      from: update.from.length,
+      flagged: update.flagged === true,
+      leaseFree: update.leaseFreeAt !== undefined,
+    };
+    const key = `${shape.event}/${columns.join(',')}/${shape.from}/${shape.flagged ? 'flagged' : ''}/${shape.leaseFree ? 'lease-free' : ''}`;
+    const values: Values = { recordKey: update.key, flaggedValue: 1, leaseFreeAt: update.leaseFreeAt ?? update.at };
+    for (const column of columns) values[column] = set[column];
+    update.from.forEach((state, index) => {
+      values[`from${index}`] = state;
+    });
+    return this.#updates.get(key, shape).run(database, values, { subjectId: update.key, at: update.at, fromState: update.from[0] ?? null, errorCode: update.errorCode });
+  }
+}
