@@ -1,6 +1,8 @@
-import { sql, type Kysely, type OperationNodeSource, type Selectable } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { AnySchema, Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
-import { auditColumnsMigration, auditedWrite, type AuditEventKind } from '../../adapters/store/audit-trail.js';
+import { auditColumnsMigration } from '../../adapters/store/audit-trail.js';
+import { AuditedTable } from '../../adapters/store/audited-table.js';
+import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
 
 /**
  * The FX provider's durable records: conversion quotes (with the rate they locked) and
@@ -145,52 +147,45 @@ export class FxStore {
   }
 
   async findQuoteByRequest(conversionRequestId: string): Promise<FxQuoteRecord | undefined> {
-    const row = await this.#database.quickReader<Schema>().selectFrom('fx_quotes').selectAll().where('conversion_request_id', '=', conversionRequestId).executeTakeFirst();
+    const row = await QUOTE_BY_REQUEST.first(this.#database.quickReader<Schema>(), { conversionRequestId });
     return row === undefined ? undefined : quoteOf(row);
   }
 
   async findQuote(conversionId: string): Promise<FxQuoteRecord | undefined> {
-    const row = await this.#database.quickReader<Schema>().selectFrom('fx_quotes').selectAll().where('conversion_id', '=', conversionId).executeTakeFirst();
+    const row = await QUOTE_BY_ID.first(this.#database.quickReader<Schema>(), { conversionId });
     return row === undefined ? undefined : quoteOf(row);
   }
 
   /** Inserts a quote, one statement on its own; false when its conversion or request id exists already (a repeat or a racing duplicate). */
   async insertQuote(quote: FxQuoteRecord): Promise<boolean> {
-    return this.#database.autocommit<Schema, boolean>(async (db) => {
-      const result = await db
-          .insertInto('fx_quotes')
-          .values({
-            conversion_id: quote.conversionId,
-            conversion_request_id: quote.conversionRequestId,
-            request_hash: quote.requestHash,
-            amount_type: quote.amountType,
-            source_currency: quote.sourceCurrency,
-            source_amount: quote.sourceAmount,
-            target_currency: quote.targetCurrency,
-            target_amount: quote.targetAmount,
-            rate: quote.rate,
-            expiration: quote.expiration,
-            answer: quote.answer,
-            created_at: this.#now().toISOString(),
-          })
-          .onConflict((oc) => oc.doNothing())
-          .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
-    });
+    const row: Schema['fx_quotes'] = {
+      conversion_id: quote.conversionId,
+      conversion_request_id: quote.conversionRequestId,
+      request_hash: quote.requestHash,
+      amount_type: quote.amountType,
+      source_currency: quote.sourceCurrency,
+      source_amount: quote.sourceAmount,
+      target_currency: quote.targetCurrency,
+      target_amount: quote.targetAmount,
+      rate: quote.rate,
+      expiration: quote.expiration,
+      answer: quote.answer,
+      created_at: this.#now().toISOString(),
+    };
+    return this.#database.autocommit<Schema, boolean>(async (db) => (await INSERT_QUOTE.changed(db, row)) === 1);
   }
 
   async findConversion(commitRequestId: string): Promise<ConversionRecord | undefined> {
-    const row = await this.#database.quickReader<Schema>().selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', commitRequestId).executeTakeFirst();
+    const row = await CONVERSION_BY_ID.first(this.#database.quickReader<Schema>(), { commitRequestId });
     return row === undefined ? undefined : conversionOf(row);
   }
 
   /** Inserts a conversion in RESERVING and answers it as stored; undefined when one exists under its id already. */
   async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
-    const write = this.#database
-      .reader<Schema>()
-      .insertInto('fx_conversions')
-      .values({
+    const inserted = await CONVERSIONS.insert(
+      this.#database,
+      {
         commit_request_id: conversion.commitRequestId,
         request_hash: conversion.requestHash,
         state: 'RESERVING',
@@ -209,39 +204,25 @@ export class FxStore {
         updated_at: now,
         audit_seq: 1,
         prev_state: null,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returningAll();
-    const row = await auditedWrite<Selectable<Schema['fx_conversions']>>(this.#database, audit(conversion.commitRequestId, write, 'created', null, undefined, now));
-    return row === undefined ? undefined : conversionOf(row);
+      },
+      now,
+    );
+    return inserted === undefined ? undefined : conversionOf(inserted);
   }
 
   /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
   async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
-    const write = this.#database
-      .reader<Schema>()
-      .updateTable('fx_conversions')
-      .set({ state: to, updated_at: now, ...columns(changes), prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` })
-      .where('commit_request_id', '=', commitRequestId)
-      .where('state', 'in', [...from])
-      .returningAll();
-    const fromState = from.length === 1 ? (from[0] ?? null) : 'previous';
-    const row = await auditedWrite<Selectable<Schema['fx_conversions']>>(this.#database, audit(commitRequestId, write, 'transition', fromState, changes, now));
+    const set = { state: to, updated_at: now, ...columns(changes) };
+    const row = await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'transition', from, set, at: now, errorCode: changes.errorName ?? null });
     return row === undefined ? undefined : conversionOf(row);
   }
 
   /** Records a failed attempt or a flag without changing the state. */
   async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
     const now = this.#now().toISOString();
-    const write = this.#database
-      .reader<Schema>()
-      .updateTable('fx_conversions')
-      .set({ updated_at: now, ...columns(changes), audit_seq: sql<number>`audit_seq + 1` })
-      .where('commit_request_id', '=', commitRequestId)
-      .where('state', '=', state)
-      .returningAll();
-    await auditedWrite(this.#database, audit(commitRequestId, write, 'attempt', state, changes, now));
+    const set = { updated_at: now, ...columns(changes) };
+    await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'attempt', from: [state], set, at: now, errorCode: changes.errorName ?? null });
   }
 
   /**
@@ -341,19 +322,68 @@ function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
   };
 }
 
-/** The conversion's audit row, written with its change: the exchange books the conversion under its commitRequestId. */
-function audit(commitRequestId: string, write: OperationNodeSource, event: AuditEventKind, fromState: string | null | 'previous', changes: ConversionChanges | undefined, at: string) {
-  return {
-    subject: 'fx_conversion' as const,
-    subjectId: commitRequestId,
-    table: 'fx_conversions',
-    key: sql`changed.commit_request_id = ${commitRequestId}`,
-    write,
-    event,
-    fromState,
-    at,
-    errorCode: changes?.errorName ?? null,
-    institutionReference: sql`changed.commit_request_id`,
-    flags: true,
-  };
-}
+const CONVERSION_COLUMNS: Readonly<Record<keyof Schema['fx_conversions'], true>> = {
+  commit_request_id: true,
+  request_hash: true,
+  state: true,
+  source_currency: true,
+  source_amount: true,
+  target_currency: true,
+  target_amount: true,
+  expiration: true,
+  attempts: true,
+  next_attempt_at: true,
+  lease_until: true,
+  needs_attention: true,
+  last_error: true,
+  error_name: true,
+  created_at: true,
+  updated_at: true,
+  audit_seq: true,
+  prev_state: true,
+};
+
+/** The exchange books a conversion under its commitRequestId. */
+const CONVERSIONS = new AuditedTable<Schema['fx_conversions']>({
+  subject: 'fx_conversion',
+  table: 'fx_conversions',
+  key: 'commit_request_id',
+  columns: CONVERSION_COLUMNS,
+  conflict: 'any',
+  institutionReference: sql`changed.commit_request_id`,
+});
+
+const QUOTE_COLUMNS: Readonly<Record<keyof Schema['fx_quotes'], true>> = {
+  conversion_id: true,
+  conversion_request_id: true,
+  request_hash: true,
+  amount_type: true,
+  source_currency: true,
+  source_amount: true,
+  target_currency: true,
+  target_amount: true,
+  rate: true,
+  expiration: true,
+  answer: true,
+  created_at: true,
+};
+
+/** Does nothing when the conversion id or the request id is known already. */
+const INSERT_QUOTE = queryTemplate('insert fx quote', (db: Kysely<Schema>, p: Slots<Schema['fx_quotes']>) =>
+  db
+    .insertInto('fx_quotes')
+    .values(slotRow(p, QUOTE_COLUMNS))
+    .onConflict((oc) => oc.doNothing()),
+);
+
+const QUOTE_BY_REQUEST = queryTemplate('find fx quote by request', (db: Kysely<Schema>, p: Slots<{ conversionRequestId: string }>) =>
+  db.selectFrom('fx_quotes').selectAll().where('conversion_request_id', '=', p.conversionRequestId),
+);
+
+const QUOTE_BY_ID = queryTemplate('find fx quote', (db: Kysely<Schema>, p: Slots<{ conversionId: string }>) =>
+  db.selectFrom('fx_quotes').selectAll().where('conversion_id', '=', p.conversionId),
+);
+
+const CONVERSION_BY_ID = queryTemplate('find fx conversion', (db: Kysely<Schema>, p: Slots<{ commitRequestId: string }>) =>
+  db.selectFrom('fx_conversions').selectAll().where('commit_request_id', '=', p.commitRequestId),
+);

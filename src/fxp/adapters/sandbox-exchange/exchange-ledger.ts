@@ -3,6 +3,7 @@ import { ConnectorError, assert } from '../../../domain/errors.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../../adapters/store/sql-database.js';
 import { spreadShardRows, tryShardRow } from '../../../adapters/store/shard-rows.js';
+import { TemplateFamily, queryTemplate, type Slots } from '../../../adapters/store/query-template.js';
 import { evenParts, shardOf, type ShardFigures } from '../../../shared/shards.js';
 import type { ConversionHoldStatus } from '../../ports/exchange.js';
 import type { SandboxExchangeConfig } from './exchange-config.js';
@@ -114,12 +115,7 @@ export class ExchangeLedger {
       // last: its lock is held for one update and the commit. A refusal below throws, and the
       // transaction takes the hold back with it.
       const shard = exchangeShardOf(reference);
-      const inserted = await context.trx
-        .insertInto('fx_exchange_holds')
-        .values({ reference, state: 'HELD', shard, target_currency: target.currency, target_amount: minor.toString(), source_currency: null, source_amount: null, created_at: context.now, updated_at: context.now })
-        .onConflict((oc) => oc.column('reference').doNothing())
-        .returning('reference')
-        .executeTakeFirst();
+      const inserted = await INSERT_HELD.first(context.trx, { reference, shard, currency: target.currency, amount: minor.toString(), now: context.now });
       if (inserted === undefined) {
         const hold = await readHold(context, reference);
         assert(hold !== undefined, `fx: the hold ${reference} conflicted but cannot be read`);
@@ -147,15 +143,14 @@ export class ExchangeLedger {
       // The hold moves to COMMITTED only from HELD with the reserved target: the update takes the
       // hold's row lock, so a commit and a release of one reference take turns. Anything else
       // is answered from the hold as it stands.
-      const held = await context.trx
-        .updateTable('fx_exchange_holds')
-        .set({ state: 'COMMITTED', source_currency: source.currency, source_amount: sourceMinor.toString(), updated_at: context.now })
-        .where('reference', '=', reference)
-        .where('state', '=', 'HELD')
-        .where('target_currency', '=', target.currency)
-        .where('target_amount', '=', targetMinor.toString())
-        .returning('shard')
-        .executeTakeFirst();
+      const held = await COMMIT_HELD.first(context.trx, {
+        reference,
+        sourceCurrency: source.currency,
+        sourceAmount: sourceMinor.toString(),
+        targetCurrency: target.currency,
+        targetAmount: targetMinor.toString(),
+        now: context.now,
+      });
       if (held === undefined) {
         const hold = await readHold(context, reference);
         if (hold === undefined) throw new ConnectorError('FxConversionNotFound', 'nothing held under this reference');
@@ -173,10 +168,14 @@ export class ExchangeLedger {
         [liquidityAccountId(target.currency), target.currency, -targetMinor],
         [clearingAccountId(target.currency), target.currency, targetMinor],
       ];
-      await context.trx
-        .insertInto('fx_exchange_postings')
-        .values(legs.map(([accountId, currency, amount], leg) => ({ movement_id: `commit:${reference}`, leg, kind: 'TRANSFER', account_id: accountId, currency, amount: amount.toString(), created_at: context.now })))
-        .execute();
+      const postings: Record<string, string | number> = { movementId: `commit:${reference}`, now: context.now };
+      legs.forEach(([accountId, currency, amount], leg) => {
+        postings[`leg${leg}`] = leg;
+        postings[`account${leg}`] = accountId;
+        postings[`currency${leg}`] = currency;
+        postings[`amount${leg}`] = amount.toString();
+      });
+      await INSERT_COMMIT_POSTINGS.execute(context.trx, postings);
       // Each currency's liquidity, then its clearing: the first missing account is the one named.
       const ids = [liquidityAccountId(source.currency), clearingAccountId(source.currency), liquidityAccountId(target.currency), clearingAccountId(target.currency)];
       const rows = await lockShardOf(context, ids, held.shard);
@@ -350,29 +349,107 @@ function checkShard(accountId: string, figures: ShardFigures): void {
 
 /** One shard of each account, locked on PostgreSQL in account id order; keyed by account id. */
 async function lockShardOf(context: Context, accountIds: readonly string[], shard: number): Promise<Map<string, ShardFigures>> {
-  let query = context.trx
-    .selectFrom('fx_exchange_shards')
-    .select(['account_id', 'balance', 'held'])
-    .where('shard', '=', shard)
-    .where('account_id', 'in', [...new Set(accountIds)].sort())
-    .orderBy('account_id');
-  if (context.lockRows) query = query.forNoKeyUpdate();
-  const rows = await query.execute();
+  const ids = [...new Set(accountIds)].sort();
+  const values: Record<string, string | number> = { shard };
+  ids.forEach((id, index) => {
+    values[`id${index}`] = id;
+  });
+  const shape = { count: ids.length, lock: context.lockRows };
+  const rows = await LOCK_SHARD_OF.get(`${shape.count}/${shape.lock ? 'lock' : 'read'}`, shape).rows(context.trx, values);
   return new Map(rows.map((row) => [row.account_id, { shard, balance: BigInt(row.balance), held: BigInt(row.held) }]));
 }
 
 /** Writes one shard of several accounts in one statement, after checking each one's invariants. */
 async function saveShards(context: Context, shard: number, figures: ReadonlyMap<string, { balance: bigint; held: bigint }>): Promise<void> {
   for (const [accountId, { balance, held }] of figures) checkShard(accountId, { shard, balance, held });
-  const byAccount = (figure: 'balance' | 'held') =>
-    sql<string>`case account_id ${sql.join(
-      [...figures].map(([accountId, values]) => sql`when ${accountId} then ${values[figure].toString()}`),
-      sql` `,
-    )} end`;
-  await context.trx
-    .updateTable('fx_exchange_shards')
-    .set({ balance: byAccount('balance'), held: byAccount('held'), updated_at: context.now })
-    .where('shard', '=', shard)
-    .where('account_id', 'in', [...figures.keys()])
-    .execute();
+  const values: Record<string, string | number> = { shard, now: context.now };
+  [...figures].forEach(([accountId, { balance, held }], index) => {
+    values[`id${index}`] = accountId;
+    values[`balance${index}`] = balance.toString();
+    values[`held${index}`] = held.toString();
+  });
+  await SAVE_SHARDS.get(String(figures.size), figures.size).execute(context.trx, values);
 }
+
+type ExchangeDb = Kysely<ExchangeSchema>;
+type Values = Record<string, string | number>;
+
+const INSERT_HELD = queryTemplate('insert fx exchange hold', (db: ExchangeDb, p: Slots<{ reference: string; shard: number; currency: string; amount: string; now: string }>) =>
+  db
+    .insertInto('fx_exchange_holds')
+    .values({
+      reference: p.reference,
+      state: sql.lit('HELD'),
+      shard: p.shard,
+      target_currency: p.currency,
+      target_amount: p.amount,
+      source_currency: sql.lit(null),
+      source_amount: sql.lit(null),
+      created_at: p.now,
+      updated_at: p.now,
+    })
+    .onConflict((oc) => oc.column('reference').doNothing())
+    .returning('reference'),
+);
+
+const COMMIT_HELD = queryTemplate(
+  'commit fx exchange hold',
+  (db: ExchangeDb, p: Slots<{ reference: string; sourceCurrency: string; sourceAmount: string; targetCurrency: string; targetAmount: string; now: string }>) =>
+    db
+      .updateTable('fx_exchange_holds')
+      .set({ state: sql.lit('COMMITTED'), source_currency: p.sourceCurrency, source_amount: p.sourceAmount, updated_at: p.now })
+      .where('reference', '=', p.reference)
+      .where('state', '=', sql.lit('HELD'))
+      .where('target_currency', '=', p.targetCurrency)
+      .where('target_amount', '=', p.targetAmount)
+      .returning('shard'),
+);
+
+/** A commit's four legs. */
+const INSERT_COMMIT_POSTINGS = queryTemplate('insert fx exchange commit postings', (db: ExchangeDb, p: Slots<Values>) =>
+  db.insertInto('fx_exchange_postings').values(
+    Array.from({ length: 4 }, (_, leg) => ({
+      movement_id: p['movementId'] as string,
+      leg: p[`leg${leg}`] as number,
+      kind: sql.lit('TRANSFER'),
+      account_id: p[`account${leg}`] as string,
+      currency: p[`currency${leg}`] as string,
+      amount: p[`amount${leg}`] as string,
+      created_at: p['now'] as string,
+    })),
+  ),
+);
+
+const LOCK_SHARD_OF = new TemplateFamily('lock fx exchange shards', (shape: { readonly count: number; readonly lock: boolean }, name) =>
+  queryTemplate(name, (db: ExchangeDb, p: Slots<Values>) => {
+    const ids = Array.from({ length: shape.count }, (_, index) => p[`id${index}`] as string);
+    const query = db
+      .selectFrom('fx_exchange_shards')
+      .select(['account_id', 'balance', 'held'])
+      .where('shard', '=', p['shard'] as number)
+      .where('account_id', 'in', ids)
+      .orderBy('account_id');
+    return shape.lock ? query.forNoKeyUpdate() : query;
+  }),
+);
+
+/** One shard of `count` accounts written in one statement. */
+const SAVE_SHARDS = new TemplateFamily('save fx exchange shards', (count: number, name) =>
+  queryTemplate(name, (db: ExchangeDb, p: Slots<Values>) => {
+    const indexes = Array.from({ length: count }, (_, index) => index);
+    const byAccount = (figure: 'balance' | 'held') =>
+      sql<string>`case account_id ${sql.join(
+        indexes.map((index) => sql`when ${p[`id${index}`]} then ${p[`${figure}${index}`]}`),
+        sql` `,
+      )} end`;
+    return db
+      .updateTable('fx_exchange_shards')
+      .set({ balance: byAccount('balance'), held: byAccount('held'), updated_at: p['now'] as string })
+      .where('shard', '=', p['shard'] as number)
+      .where(
+        'account_id',
+        'in',
+        indexes.map((index) => p[`id${index}`] as string),
+      );
+  }),
+);
