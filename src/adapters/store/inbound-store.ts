@@ -248,11 +248,6 @@ function errorCodeOf(changes: TransferChanges): string | null {
   return changes.errorCode ?? changes.errorName ?? null;
 }
 
-async function selectTransfer(trx: Db, transferId: string): Promise<TransferRecord> {
-  const row = await trx.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', transferId).executeTakeFirstOrThrow();
-  return transferFromRow(row);
-}
-
 function quoteRow(quote: QuoteRecord): QuotesTable {
   return {
     quote_id: quote.quoteId,

@@ -210,15 +210,6 @@ function errorCodeOf(changes: OutgoingChanges): string | null {
   return changes.errorCode ?? changes.errorName ?? null;
 }
 
-async function selectPayment(trx: Db, homeTransactionId: string): Promise<OutgoingPaymentRecord> {
-  const row = await trx
-    .selectFrom('outgoing_payments')
-    .selectAll()
-    .where('home_transaction_id', '=', homeTransactionId)
-    .executeTakeFirstOrThrow();
-  return paymentFromRow(row);
-}
-
 function newRow(payment: NewOutgoingPayment): OutgoingPaymentsTable {
   return {
     home_transaction_id: payment.homeTransactionId,

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { AnySchema, Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
+import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
 import { auditColumnsMigration } from '../../adapters/store/audit-trail.js';
 import { AuditedTable } from '../../adapters/store/audited-table.js';
 import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
