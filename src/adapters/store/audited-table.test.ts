@@ -1,14 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { STORE_TARGETS, useStoreTarget } from '../../../test/support/store-targets.js';
 import { AuditTrail, auditColumnsMigration, auditMigrations } from './audit-trail.js';
 import { AuditedTable } from './audited-table.js';
-import { PostgresDatabase } from './postgres-database.js';
-import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
-import { SqliteDatabase } from './sqlite-database.js';
+import type { Migration } from './sql-database.js';
 
 interface ParcelsTable {
   parcel_id: string;
@@ -71,125 +66,77 @@ function parcel(id: string, changes: Partial<ParcelsTable> = {}): ParcelsTable {
   return { parcel_id: id, state: 'NEW', weight: '2.500', carrier_reference: null, attempts: 0, needs_attention: 0, lease_until: null, updated_at: T0, audit_seq: 1, prev_state: null, ...changes };
 }
 
-interface Target {
-  readonly database: SqlDatabase;
-  cleanup(): Promise<void>;
-}
+describe.each(STORE_TARGETS)('AuditedTable on %s', (_name, open) => {
+  const database = useStoreTarget(open, [...migrations, ...auditMigrations], ['parcels', 'audit_events']);
 
-function describeAuditedTable(name: string, open: () => Promise<Target>): void {
-  describe(`AuditedTable on ${name}`, () => {
-    const context: { target?: Target } = {};
-
-    function database(): SqlDatabase {
-      if (context.target === undefined) throw new Error('the database was not opened');
-      return context.target.database;
-    }
-
-    beforeAll(async () => {
-      context.target = await open();
-      await context.target.database.migrate([...migrations, ...auditMigrations]);
-    });
-
-    afterAll(async () => {
-      if (context.target === undefined) return;
-      await context.target.database.close();
-      await context.target.cleanup();
-    });
-
-    beforeEach(async () => {
-      await database().transaction<AnySchema, void>(async (trx) => {
-        await trx.deleteFrom('parcels').execute();
-        await trx.deleteFrom('audit_events').execute();
-      });
-    });
-
-    it('inserts a row once, with its created row in the trail', async () => {
-      expect(await PARCELS.insert(database(), parcel('p-1'), T0)).toStrictEqual(parcel('p-1'));
-      expect(await PARCELS.insert(database(), parcel('p-1', { weight: '9.000' }), T1)).toBeUndefined();
-      const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-1');
-      expect(trail).toStrictEqual([
-        {
-          subject: 'outgoing_payment',
-          subjectId: 'p-1',
-          seq: 1,
-          at: T0,
-          event: 'created',
-          fromState: null,
-          toState: 'NEW',
-          cause: 'request',
-          operator: null,
-          reason: null,
-          evidence: null,
-          attempt: 0,
-          institutionReference: 'p-1',
-          errorCode: null,
-          needsAttention: false,
-        },
-      ]);
-    });
-
-    it('moves a row from any of several states, the trail taking the state it left', async () => {
-      await PARCELS.insert(database(), parcel('p-2', { state: 'SORTED' }), T0);
-      const moved = await PARCELS.update(database(), {
-        key: 'p-2',
-        event: 'transition',
-        from: ['NEW', 'SORTED'],
-        set: { state: 'SHIPPED', carrier_reference: 'CR-77', updated_at: T1, lease_until: null },
-        at: T1,
+  it('inserts a row once, with its created row in the trail', async () => {
+    expect(await PARCELS.insert(database(), parcel('p-1'), T0)).toStrictEqual(parcel('p-1'));
+    expect(await PARCELS.insert(database(), parcel('p-1', { weight: '9.000' }), T1)).toBeUndefined();
+    const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-1');
+    expect(trail).toStrictEqual([
+      {
+        subject: 'outgoing_payment',
+        subjectId: 'p-1',
+        seq: 1,
+        at: T0,
+        event: 'created',
+        fromState: null,
+        toState: 'NEW',
+        cause: 'request',
+        operator: null,
+        reason: null,
+        evidence: null,
+        attempt: 0,
+        institutionReference: 'p-1',
         errorCode: null,
-      });
-      expect(moved).toStrictEqual(parcel('p-2', { state: 'SHIPPED', carrier_reference: 'CR-77', updated_at: T1, audit_seq: 2, prev_state: 'SORTED' }));
-      const lost = await PARCELS.update(database(), { key: 'p-2', event: 'transition', from: ['NEW', 'SORTED'], set: { state: 'LOST' }, at: T2, errorCode: null });
-      expect(lost).toBeUndefined();
-      const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-2');
-      expect(trail.map((event) => [event.seq, event.event, event.fromState, event.toState, event.institutionReference])).toStrictEqual([
-        [1, 'created', null, 'SORTED', 'p-2'],
-        [2, 'transition', 'SORTED', 'SHIPPED', 'CR-77'],
-      ]);
-    });
-
-    it('records an attempt in its one state, and applies an operator guard only to a flagged row whose lease has run out', async () => {
-      await PARCELS.insert(database(), parcel('p-3', { lease_until: T2 }), T0);
-      const attempt = await PARCELS.update(database(), { key: 'p-3', event: 'attempt', from: ['NEW'], set: { attempts: 1, needs_attention: 1 }, at: T1, errorCode: 'E'.repeat(80) });
-      expect(attempt).toStrictEqual(parcel('p-3', { lease_until: T2, attempts: 1, needs_attention: 1, audit_seq: 2 }));
-      const guard = { event: 'transition', from: ['NEW'], set: { state: 'RETURNED' }, errorCode: null, flagged: true } as const;
-      expect(await PARCELS.update(database(), { ...guard, key: 'p-3', at: T1, leaseFreeAt: T1 })).toBeUndefined();
-      expect(await PARCELS.update(database(), { ...guard, key: 'p-3', at: T2, leaseFreeAt: T2 })).toMatchObject({ state: 'RETURNED', audit_seq: 3, prev_state: 'NEW' });
-      await PARCELS.insert(database(), parcel('p-4'), T0);
-      expect(await PARCELS.update(database(), { ...guard, key: 'p-4', at: T2, leaseFreeAt: T2 })).toBeUndefined();
-      const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-3');
-      expect(trail.map((event) => [event.seq, event.event, event.fromState, event.toState, event.attempt, event.errorCode, event.needsAttention])).toStrictEqual([
-        [1, 'created', null, 'NEW', 0, null, false],
-        [2, 'attempt', 'NEW', 'NEW', 1, 'E'.repeat(64), true],
-        [3, 'transition', 'NEW', 'RETURNED', 1, null, true],
-      ]);
-    });
-
-    it('refuses an update from no state, and an attempt from more than one', async () => {
-      await expect(PARCELS.update(database(), { key: 'p-5', event: 'transition', from: [], set: { state: 'X' }, at: T1, errorCode: null })).rejects.toThrow(
-        'parcels: an update from no state',
-      );
-      await expect(PARCELS.update(database(), { key: 'p-5', event: 'attempt', from: ['NEW', 'SORTED'], set: { attempts: 1 }, at: T1, errorCode: null })).rejects.toThrow(
-        'parcels: an attempt names one state',
-      );
-    });
+        needsAttention: false,
+      },
+    ]);
   });
-}
 
-describeAuditedTable('SQLite', async () => {
-  const directory = mkdtempSync(join(tmpdir(), 'cc-audited-'));
-  return {
-    database: new SqliteDatabase(join(directory, 'connector.db')),
-    async cleanup() {
-      rmSync(directory, { recursive: true, force: true });
-    },
-  };
-});
+  it('moves a row from any of several states, the trail taking the state it left', async () => {
+    await PARCELS.insert(database(), parcel('p-2', { state: 'SORTED' }), T0);
+    const moved = await PARCELS.update(database(), {
+      key: 'p-2',
+      event: 'transition',
+      from: ['NEW', 'SORTED'],
+      set: { state: 'SHIPPED', carrier_reference: 'CR-77', updated_at: T1, lease_until: null },
+      at: T1,
+      errorCode: null,
+    });
+    expect(moved).toStrictEqual(parcel('p-2', { state: 'SHIPPED', carrier_reference: 'CR-77', updated_at: T1, audit_seq: 2, prev_state: 'SORTED' }));
+    const lost = await PARCELS.update(database(), { key: 'p-2', event: 'transition', from: ['NEW', 'SORTED'], set: { state: 'LOST' }, at: T2, errorCode: null });
+    expect(lost).toBeUndefined();
+    const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-2');
+    expect(trail.map((event) => [event.seq, event.event, event.fromState, event.toState, event.institutionReference])).toStrictEqual([
+      [1, 'created', null, 'SORTED', 'p-2'],
+      [2, 'transition', 'SORTED', 'SHIPPED', 'CR-77'],
+    ]);
+  });
 
-describeAuditedTable('PostgreSQL', async () => {
-  const testDatabase = await createTestDatabase();
-  return {
-    database: new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }),
-    cleanup: () => testDatabase.drop(),
-  };
+  it('records an attempt in its one state, and applies an operator guard only to a flagged row whose lease has run out', async () => {
+    await PARCELS.insert(database(), parcel('p-3', { lease_until: T2 }), T0);
+    const attempt = await PARCELS.update(database(), { key: 'p-3', event: 'attempt', from: ['NEW'], set: { attempts: 1, needs_attention: 1 }, at: T1, errorCode: 'E'.repeat(80) });
+    expect(attempt).toStrictEqual(parcel('p-3', { lease_until: T2, attempts: 1, needs_attention: 1, audit_seq: 2 }));
+    const guard = { event: 'transition', from: ['NEW'], set: { state: 'RETURNED' }, errorCode: null, flagged: true } as const;
+    expect(await PARCELS.update(database(), { ...guard, key: 'p-3', at: T1, leaseFreeAt: T1 })).toBeUndefined();
+    expect(await PARCELS.update(database(), { ...guard, key: 'p-3', at: T2, leaseFreeAt: T2 })).toMatchObject({ state: 'RETURNED', audit_seq: 3, prev_state: 'NEW' });
+    await PARCELS.insert(database(), parcel('p-4'), T0);
+    expect(await PARCELS.update(database(), { ...guard, key: 'p-4', at: T2, leaseFreeAt: T2 })).toBeUndefined();
+    const trail = await new AuditTrail(database()).history('outgoing_payment', 'p-3');
+    expect(trail.map((event) => [event.seq, event.event, event.fromState, event.toState, event.attempt, event.errorCode, event.needsAttention])).toStrictEqual([
+      [1, 'created', null, 'NEW', 0, null, false],
+      [2, 'attempt', 'NEW', 'NEW', 1, 'E'.repeat(64), true],
+      [3, 'transition', 'NEW', 'RETURNED', 1, null, true],
+    ]);
+  });
+
+  it('refuses an update from no state, and an attempt from more than one', async () => {
+    await expect(PARCELS.update(database(), { key: 'p-5', event: 'transition', from: [], set: { state: 'X' }, at: T1, errorCode: null })).rejects.toThrow(
+      'parcels: an update from no state',
+    );
+    await expect(PARCELS.update(database(), { key: 'p-5', event: 'attempt', from: ['NEW', 'SORTED'], set: { attempts: 1 }, at: T1, errorCode: null })).rejects.toThrow(
+      'parcels: an attempt names one state',
+    );
+  });
 });

@@ -11,7 +11,35 @@ import type { AnySchema, SqlDatabase } from './sql-database.js';
  * which guard it takes, all of which come from the calling code, never from data.
  */
 
-export interface AuditedTableSpec<Row extends object> {
+/** What the writes here read and write besides a table's own columns. */
+export interface AuditedRow {
+  state: string;
+  attempts: number;
+  needs_attention: number;
+  lease_until: string | null;
+  audit_seq: number;
+  prev_state: string | null;
+}
+
+/**
+ * The columns the connector's record tables (incoming transfers, outgoing payments, FX
+ * conversions) share: their state, recovery bookkeeping and audit columns. Spread into a table's
+ * own column record.
+ */
+export const RECORD_COLUMNS = {
+  state: true,
+  attempts: true,
+  next_attempt_at: true,
+  last_error: true,
+  needs_attention: true,
+  lease_until: true,
+  created_at: true,
+  updated_at: true,
+  audit_seq: true,
+  prev_state: true,
+} as const;
+
+export interface AuditedTableSpec<Row extends AuditedRow> {
   readonly subject: AuditSubject;
   readonly table: string;
   /** The record's key column. */
@@ -51,7 +79,7 @@ interface UpdateShape {
 
 type Values = Record<string, unknown>;
 
-export class AuditedTable<Row extends object> {
+export class AuditedTable<Row extends AuditedRow> {
   readonly #spec: AuditedTableSpec<Row>;
   readonly #insert: AuditedWriteTemplate<AnySchema, Row, Row>;
   readonly #updates: TemplateFamily<UpdateShape, AuditedWriteTemplate<AnySchema, Values, Row>>;

@@ -12,7 +12,7 @@ import type {
   TransferChanges,
   TransferRecord,
 } from '../../ports/store.js';
-import { AuditedTable } from './audited-table.js';
+import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
 import { claimDueKeys } from './lease-claim.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import { queryTemplate, slotRow, type Slots } from './query-template.js';
@@ -190,10 +190,10 @@ const QUOTE_COLUMNS: Readonly<Record<keyof QuotesTable, true>> = {
 };
 
 const TRANSFER_COLUMNS: Readonly<Record<keyof InboundTransfersTable, true>> = {
+  ...RECORD_COLUMNS,
   transfer_id: true,
   quote_id: true,
   request_hash: true,
-  state: true,
   amount_type: true,
   transaction_type: true,
   amount: true,
@@ -210,15 +210,6 @@ const TRANSFER_COLUMNS: Readonly<Record<keyof InboundTransfersTable, true>> = {
   notified_state: true,
   error_name: true,
   error_message: true,
-  attempts: true,
-  next_attempt_at: true,
-  last_error: true,
-  needs_attention: true,
-  lease_until: true,
-  created_at: true,
-  updated_at: true,
-  audit_seq: true,
-  prev_state: true,
 };
 
 const INSERT_QUOTE = queryTemplate('insert quote', (db: Db, p: Slots<QuotesTable>) =>

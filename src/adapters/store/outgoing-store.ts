@@ -12,7 +12,7 @@ import type {
 } from '../../ports/outgoing-store.js';
 import type { OperatorGuard, RecordSearch } from '../../ports/store.js';
 import { claimDueKeys } from './lease-claim.js';
-import { AuditedTable } from './audited-table.js';
+import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
 import { queryTemplate, type Slots } from './query-template.js';
 import { refundReference } from '../../domain/outgoing-references.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
@@ -151,13 +151,13 @@ export class SqlOutgoingStore implements OutgoingStore {
 }
 
 const PAYMENT_COLUMNS: Readonly<Record<keyof OutgoingPaymentsTable, true>> = {
+  ...RECORD_COLUMNS,
   home_transaction_id: true,
   transfer_id: true,
   request_hash: true,
   kind: true,
   amount_type: true,
   flow: true,
-  state: true,
   payer_id: true,
   payee_id_type: true,
   payee_id: true,
@@ -172,15 +172,6 @@ const PAYMENT_COLUMNS: Readonly<Record<keyof OutgoingPaymentsTable, true>> = {
   callback_code: true,
   error_name: true,
   error_message: true,
-  attempts: true,
-  next_attempt_at: true,
-  last_error: true,
-  needs_attention: true,
-  lease_until: true,
-  created_at: true,
-  updated_at: true,
-  audit_seq: true,
-  prev_state: true,
   refund_reference: true,
 };
 

@@ -1,15 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withAuditCause } from '../../audit/audit-cause.js';
-import { createTestDatabase } from '../../../test/support/postgres.js';
+import { STORE_TARGETS, sqliteTarget, useStoreTarget } from '../../../test/support/store-targets.js';
 import { AuditTrail, AuditedWriteTemplate, auditColumnsMigration, auditMigrations, auditedWrite } from './audit-trail.js';
-import { PostgresDatabase } from './postgres-database.js';
 import { TemplateFamily, queryTemplate, slotRow, type Slots } from './query-template.js';
-import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
-import { SqliteDatabase } from './sqlite-database.js';
+import type { Migration } from './sql-database.js';
 
 interface ThingsTable {
   id: string;
@@ -94,166 +89,135 @@ const MOVE_THING = new AuditedWriteTemplate<Schema, { id: string; from: string; 
   institutionReference: sql`changed.id`,
 });
 
-interface Target {
-  readonly database: SqlDatabase;
-  cleanup(): Promise<void>;
-}
+describe.each(STORE_TARGETS)('query templates on %s', (_name, open) => {
+  const database = useStoreTarget(open, [...thingsMigrations, ...auditMigrations], ['things', 'audit_events']);
 
-function describeTemplates(name: string, open: () => Promise<Target>): void {
-  describe(`query templates on ${name}`, () => {
-    const context: { target?: Target } = {};
-
-    function database(): SqlDatabase {
-      if (context.target === undefined) throw new Error('the database was not opened');
-      return context.target.database;
+  it('runs with each call\'s values, built once per database however often it runs', async () => {
+    const buildsBefore = builds;
+    const inserted: number[] = [];
+    for (const id of ['t-1', 't-2', 't-3']) {
+      inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { amount: `${id.slice(2)}.50`, note: id === 't-2' ? 'second' : null }))));
     }
-
-    beforeAll(async () => {
-      context.target = await open();
-      await context.target.database.migrate([...thingsMigrations, ...auditMigrations]);
+    inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing('t-1', { amount: '999.00' }))));
+    expect(inserted).toStrictEqual([1, 1, 1, 0]);
+    // The writer and the reader of one database are separate Kysely instances; each compiles once.
+    expect(builds - buildsBefore).toBe(1);
+    const reader = database().reader<Schema>();
+    expect(await FIND_THING.first(reader, { id: 't-2' })).toStrictEqual({
+      id: 't-2',
+      state: 'NEW',
+      amount: '2.50',
+      note: 'second',
+      attempts: 0,
+      needs_attention: 0,
+      audit_seq: 0,
+      prev_state: null,
     });
+    expect(await FIND_THING.first(reader, { id: 't-1' })).toMatchObject({ amount: '1.50', note: null });
+    expect(await FIND_THING.first(reader, { id: 'absent' })).toBeUndefined();
+    expect(await FIND_THING.rows(reader, { id: 't-3' })).toHaveLength(1);
+  });
 
-    afterAll(async () => {
-      if (context.target === undefined) return;
-      await context.target.database.close();
-      await context.target.cleanup();
-    });
+  it('writes the same SQL as the query built directly', async () => {
+    const reader = database().reader<Schema>();
+    const direct = reader.selectFrom('things').selectAll().where('id', '=', 'x').compile();
+    expect(FIND_THING.sqlFor(reader)).toBe(direct.sql);
+  });
 
-    beforeEach(async () => {
-      await database().transaction<AnySchema, void>(async (trx) => {
-        await trx.deleteFrom('things').execute();
-        await trx.deleteFrom('audit_events').execute();
-      });
-    });
+  it('runs inside a transaction and is undone with it', async () => {
+    const failure = new Error('undo this');
+    await expect(
+      database().transaction<Schema, void>(async (trx) => {
+        expect(await INSERT_THING.changed(trx, thing('t-undone'))).toBe(1);
+        expect(await FIND_THING.first(trx, { id: 't-undone' })).toMatchObject({ id: 't-undone' });
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await FIND_THING.first(database().reader<Schema>(), { id: 't-undone' })).toBeUndefined();
+  });
 
-    it('runs with each call\'s values, built once per database however often it runs', async () => {
-      const buildsBefore = builds;
-      const inserted: number[] = [];
-      for (const id of ['t-1', 't-2', 't-3']) {
-        inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { amount: `${id.slice(2)}.50`, note: id === 't-2' ? 'second' : null }))));
-      }
-      inserted.push(await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing('t-1', { amount: '999.00' }))));
-      expect(inserted).toStrictEqual([1, 1, 1, 0]);
-      // The writer and the reader of one database are separate Kysely instances; each compiles once.
-      expect(builds - buildsBefore).toBe(1);
-      const reader = database().reader<Schema>();
-      expect(await FIND_THING.first(reader, { id: 't-2' })).toStrictEqual({
-        id: 't-2',
-        state: 'NEW',
-        amount: '2.50',
-        note: 'second',
-        attempts: 0,
-        needs_attention: 0,
-        audit_seq: 0,
-        prev_state: null,
-      });
-      expect(await FIND_THING.first(reader, { id: 't-1' })).toMatchObject({ amount: '1.50', note: null });
-      expect(await FIND_THING.first(reader, { id: 'absent' })).toBeUndefined();
-      expect(await FIND_THING.rows(reader, { id: 't-3' })).toHaveLength(1);
-    });
+  it('keeps one template per shape of a family', async () => {
+    for (const id of ['a', 'b', 'c']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id)));
+    const reader = database().reader<Schema>();
+    const one = await THINGS_IN.get('1', 1).rows(reader, { id0: 'b' });
+    const three = await THINGS_IN.get('3', 3).rows(reader, { id0: 'c', id1: 'a', id2: 'absent' });
+    expect(one).toStrictEqual([{ id: 'b' }]);
+    expect(three).toStrictEqual([{ id: 'a' }, { id: 'c' }]);
+    expect(THINGS_IN.get('3', 3)).toBe(THINGS_IN.get('3', 3));
+    expect(THINGS_IN.get('3', 3).sqlFor(reader)).toMatch(/in \((\?|\$1), (\?|\$2), (\?|\$3)\)/);
+  });
 
-    it('writes the same SQL as the query built directly', async () => {
-      const reader = database().reader<Schema>();
-      const direct = reader.selectFrom('things').selectAll().where('id', '=', 'x').compile();
-      expect(FIND_THING.sqlFor(reader)).toBe(direct.sql);
-    });
+  it('refuses a run that leaves a slot without a value', async () => {
+    const reader = database().reader<Schema>();
+    await expect(async () => FIND_THING.first(reader, {} as { id: string })).rejects.toThrow('query find thing: no value for id');
+  });
 
-    it('runs inside a transaction and is undone with it', async () => {
-      const failure = new Error('undo this');
-      await expect(
-        database().transaction<Schema, void>(async (trx) => {
-          expect(await INSERT_THING.changed(trx, thing('t-undone'))).toBe(1);
-          expect(await FIND_THING.first(trx, { id: 't-undone' })).toMatchObject({ id: 't-undone' });
-          throw failure;
-        }),
-      ).rejects.toBe(failure);
-      expect(await FIND_THING.first(database().reader<Schema>(), { id: 't-undone' })).toBeUndefined();
-    });
-
-    it('keeps one template per shape of a family', async () => {
-      for (const id of ['a', 'b', 'c']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id)));
-      const reader = database().reader<Schema>();
-      const one = await THINGS_IN.get('1', 1).rows(reader, { id0: 'b' });
-      const three = await THINGS_IN.get('3', 3).rows(reader, { id0: 'c', id1: 'a', id2: 'absent' });
-      expect(one).toStrictEqual([{ id: 'b' }]);
-      expect(three).toStrictEqual([{ id: 'a' }, { id: 'c' }]);
-      expect(THINGS_IN.get('3', 3)).toBe(THINGS_IN.get('3', 3));
-      expect(THINGS_IN.get('3', 3).sqlFor(reader)).toMatch(/in \((\?|\$1), (\?|\$2), (\?|\$3)\)/);
-    });
-
-    it('refuses a run that leaves a slot without a value', async () => {
-      const reader = database().reader<Schema>();
-      await expect(async () => FIND_THING.first(reader, {} as { id: string })).rejects.toThrow('query find thing: no value for id');
-    });
-
-    it('makes an audited change and its audit row as auditedWrite does, and nothing when the compare-and-set is lost', async () => {
-      for (const id of ['m-1', 'm-2']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { needs_attention: 1 })));
-      const at = '2026-11-26T01:00:00.000Z';
-      const templated = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
-        MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'DONE' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: 'E'.repeat(70) }),
-      );
-      const direct = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
-        auditedWrite<ThingsTable>(database(), {
-          subject: 'incoming_transfer',
-          subjectId: 'm-2',
-          table: 'things',
-          key: sql`changed.id = ${'m-2'}`,
-          write: database()
-            .reader<Schema>()
-            .updateTable('things')
-            .set({ state: 'DONE', prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` } as never)
-            .where('id', '=', 'm-2')
-            .where('state', '=', 'NEW')
-            .returningAll(),
-          event: 'transition',
-          fromState: 'NEW',
-          at,
-          errorCode: 'E'.repeat(70),
-          institutionReference: sql`changed.id`,
-          flags: true,
-        }),
-      );
-      expect(templated).toMatchObject({ id: 'm-1', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
-      expect(direct).toMatchObject({ id: 'm-2', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
-      const lost = await MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'AGAIN' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: null });
-      expect(lost).toBeUndefined();
-      const trail = new AuditTrail(database());
-      const [first] = await trail.history('incoming_transfer', 'm-1');
-      const [second] = await trail.history('incoming_transfer', 'm-2');
-      expect(await trail.history('incoming_transfer', 'm-1')).toHaveLength(1);
-      expect(first).toStrictEqual({
+  it('makes an audited change and its audit row as auditedWrite does, and nothing when the compare-and-set is lost', async () => {
+    for (const id of ['m-1', 'm-2']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { needs_attention: 1 })));
+    const at = '2026-11-26T01:00:00.000Z';
+    const templated = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
+      MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'DONE' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: 'E'.repeat(70) }),
+    );
+    const direct = await withAuditCause({ cause: 'operator', operator: 'ops-ana', reason: 'checked with the bank' }, () =>
+      auditedWrite<ThingsTable>(database(), {
         subject: 'incoming_transfer',
-        subjectId: 'm-1',
-        seq: 1,
-        at,
+        subjectId: 'm-2',
+        table: 'things',
+        key: sql`changed.id = ${'m-2'}`,
+        write: database()
+          .reader<Schema>()
+          .updateTable('things')
+          .set({ state: 'DONE', prev_state: sql<string>`state`, audit_seq: sql<number>`audit_seq + 1` } as never)
+          .where('id', '=', 'm-2')
+          .where('state', '=', 'NEW')
+          .returningAll(),
         event: 'transition',
         fromState: 'NEW',
-        toState: 'DONE',
-        cause: 'operator',
-        operator: 'ops-ana',
-        reason: 'checked with the bank',
-        evidence: null,
-        attempt: 0,
-        institutionReference: 'm-1',
-        errorCode: 'E'.repeat(64),
-        needsAttention: true,
-      });
-      expect({ ...second, subjectId: 'm-1', institutionReference: 'm-1' }).toStrictEqual(first);
+        at,
+        errorCode: 'E'.repeat(70),
+        institutionReference: sql`changed.id`,
+        flags: true,
+      }),
+    );
+    expect(templated).toMatchObject({ id: 'm-1', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
+    expect(direct).toMatchObject({ id: 'm-2', state: 'DONE', audit_seq: 1, prev_state: 'NEW' });
+    const lost = await MOVE_THING.run(database(), { id: 'm-1', from: 'NEW', to: 'AGAIN' }, { subjectId: 'm-1', at, fromState: 'NEW', errorCode: null });
+    expect(lost).toBeUndefined();
+    const trail = new AuditTrail(database());
+    const [first] = await trail.history('incoming_transfer', 'm-1');
+    const [second] = await trail.history('incoming_transfer', 'm-2');
+    expect(await trail.history('incoming_transfer', 'm-1')).toHaveLength(1);
+    expect(first).toStrictEqual({
+      subject: 'incoming_transfer',
+      subjectId: 'm-1',
+      seq: 1,
+      at,
+      event: 'transition',
+      fromState: 'NEW',
+      toState: 'DONE',
+      cause: 'operator',
+      operator: 'ops-ana',
+      reason: 'checked with the bank',
+      evidence: null,
+      attempt: 0,
+      institutionReference: 'm-1',
+      errorCode: 'E'.repeat(64),
+      needsAttention: true,
     });
+    expect({ ...second, subjectId: 'm-1', institutionReference: 'm-1' }).toStrictEqual(first);
   });
-}
+});
 
 describe('query templates refuse what they cannot repeat', () => {
   it('refuses a query with a value written into it instead of a slot', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'cc-template-'));
-    const database = new SqliteDatabase(join(directory, 'connector.db'));
+    const { database, cleanup } = await sqliteTarget();
     try {
       await database.migrate(thingsMigrations);
       const frozen = queryTemplate('frozen', (db: Db, p: Slots<{ id: string }>) => db.selectFrom('things').selectAll().where('id', '=', p.id).where('state', '=', 'NEW'));
       await expect(async () => frozen.first(database.reader<Schema>(), { id: 'x' })).rejects.toThrow('query frozen: parameter 2 is a value, not a slot');
     } finally {
       await database.close();
-      rmSync(directory, { recursive: true, force: true });
+      await cleanup();
     }
   });
 
@@ -270,22 +234,4 @@ describe('query templates refuse what they cannot repeat', () => {
     expect(family.get('c', 3)).toStrictEqual({ shape: 3, name: 'few[c]', serial: 4 });
     expect(made).toBe(4);
   });
-});
-
-describeTemplates('SQLite', async () => {
-  const directory = mkdtempSync(join(tmpdir(), 'cc-template-'));
-  return {
-    database: new SqliteDatabase(join(directory, 'connector.db')),
-    async cleanup() {
-      rmSync(directory, { recursive: true, force: true });
-    },
-  };
-});
-
-describeTemplates('PostgreSQL', async () => {
-  const testDatabase = await createTestDatabase();
-  return {
-    database: new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }),
-    cleanup: () => testDatabase.drop(),
-  };
 });

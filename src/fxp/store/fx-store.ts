@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
 import { auditColumnsMigration } from '../../adapters/store/audit-trail.js';
-import { AuditedTable } from '../../adapters/store/audited-table.js';
+import { AuditedTable, RECORD_COLUMNS } from '../../adapters/store/audited-table.js';
 import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
 
 /**
@@ -323,24 +323,15 @@ function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
 }
 
 const CONVERSION_COLUMNS: Readonly<Record<keyof Schema['fx_conversions'], true>> = {
+  ...RECORD_COLUMNS,
   commit_request_id: true,
   request_hash: true,
-  state: true,
   source_currency: true,
   source_amount: true,
   target_currency: true,
   target_amount: true,
   expiration: true,
-  attempts: true,
-  next_attempt_at: true,
-  lease_until: true,
-  needs_attention: true,
-  last_error: true,
   error_name: true,
-  created_at: true,
-  updated_at: true,
-  audit_seq: true,
-  prev_state: true,
 };
 
 /** The exchange books a conversion under its commitRequestId. */
