@@ -11,6 +11,7 @@ interface ParcelsTable {
   weight: string;
   carrier_reference: string | null;
   attempts: number;
+  next_attempt_at: string | null;
   needs_attention: number;
   lease_until: string | null;
   updated_at: string;
@@ -29,6 +30,7 @@ const migrations: readonly Migration[] = [
         .addColumn('weight', 'varchar(40)', (c) => c.notNull())
         .addColumn('carrier_reference', 'varchar(128)')
         .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'varchar(30)')
         .addColumn('needs_attention', 'integer', (c) => c.notNull())
         .addColumn('lease_until', 'varchar(30)')
         .addColumn('updated_at', 'varchar(30)', (c) => c.notNull())
@@ -48,6 +50,7 @@ const PARCELS = new AuditedTable<ParcelsTable>({
     weight: true,
     carrier_reference: true,
     attempts: true,
+    next_attempt_at: true,
     needs_attention: true,
     lease_until: true,
     updated_at: true,
@@ -63,7 +66,7 @@ const T1 = '2026-11-26T02:01:00.000Z';
 const T2 = '2026-11-26T02:02:00.000Z';
 
 function parcel(id: string, changes: Partial<ParcelsTable> = {}): ParcelsTable {
-  return { parcel_id: id, state: 'NEW', weight: '2.500', carrier_reference: null, attempts: 0, needs_attention: 0, lease_until: null, updated_at: T0, audit_seq: 1, prev_state: null, ...changes };
+  return { parcel_id: id, state: 'NEW', weight: '2.500', carrier_reference: null, attempts: 0, next_attempt_at: null, needs_attention: 0, lease_until: null, updated_at: T0, audit_seq: 1, prev_state: null, ...changes };
 }
 
 describe.each(STORE_TARGETS)('AuditedTable on %s', (_name, open) => {

@@ -14,6 +14,8 @@ import type { AnySchema, SqlDatabase } from './sql-database.js';
 /** What the writes here read and write besides a table's own columns. */
 export interface AuditedRow {
   state: string;
+  updated_at: string;
+  next_attempt_at: string | null;
   attempts: number;
   needs_attention: number;
   lease_until: string | null;
@@ -67,6 +69,17 @@ export interface AuditedUpdate<Row> {
   readonly flagged?: boolean;
   /** Applies only when the record is not leased past this time (no lease, or one that has run out). */
   readonly leaseFreeAt?: string;
+}
+
+export interface ReleasingTransition<Row> {
+  readonly key: string;
+  readonly from: readonly string[];
+  readonly to: string;
+  /** Other columns to set. */
+  readonly set: Partial<Row>;
+  readonly at: string;
+  readonly errorCode: string | null;
+  readonly guard?: { readonly now: string } | undefined;
 }
 
 interface UpdateShape {
@@ -127,6 +140,29 @@ export class AuditedTable<Row extends AuditedRow> {
     const key = (row as Values)[this.#spec.key];
     if (typeof key !== 'string') throw new Error(`${this.#spec.table}: insert without a key`);
     return this.#insert.run(database, row, { subjectId: key, at, fromState: null, errorCode: null });
+  }
+
+  /**
+   * A worked record's step (incoming transfers, outgoing payments): to `to` from one of `from`,
+   * giving up any lease; with an operator's guard, only while the record is flagged and its lease
+   * has run out at `guard.now`.
+   */
+  transitionReleasing(database: SqlDatabase, step: ReleasingTransition<Row>): Promise<Row | undefined> {
+    const set = { ...step.set, state: step.to, updated_at: step.at, lease_until: null } as Partial<Row>;
+    const guard = step.guard === undefined ? {} : { flagged: true, leaseFreeAt: step.guard.now };
+    return this.update(database, { key: step.key, event: 'transition', from: step.from, set, at: step.at, errorCode: step.errorCode, ...guard });
+  }
+
+  /** A failed attempt or a flag of a worked record in `state`, giving up any lease; false when it was not in `state`. */
+  async recordAttemptReleasing(database: SqlDatabase, key: string, state: string, changes: Partial<Row>, at: string, errorCode: string | null): Promise<boolean> {
+    const set = { ...changes, lease_until: null } as Partial<Row>;
+    return (await this.update(database, { key, event: 'attempt', from: [state], set, at, errorCode })) !== undefined;
+  }
+
+  /** Brings a worked record's next attempt forward to `now`, unless another worker holds it; false when it did not. */
+  async scheduleNow(database: SqlDatabase, key: string, state: string, now: string): Promise<boolean> {
+    const set = { next_attempt_at: now } as Partial<Row>;
+    return (await this.update(database, { key, event: 'attempt', from: [state], set, at: now, errorCode: null, leaseFreeAt: now })) !== undefined;
   }
 
   /** Applies the update when its conditions hold; answers the changed row, or undefined. */

@@ -117,28 +117,17 @@ export class SqlInboundStore implements InboundStore {
     changes: TransferChanges = {},
     guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
-    const now = this.now().toISOString();
-    const row = await TRANSFERS.update(this.database, {
-      key: transferId,
-      event: 'transition',
-      from,
-      set: { ...changeColumns(changes), state: to, updated_at: now, lease_until: null },
-      at: now,
-      errorCode: errorCodeOf(changes),
-      ...(guard === undefined ? {} : { flagged: true, leaseFreeAt: guard.now }),
-    });
+    const step = { key: transferId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard };
+    const row = await TRANSFERS.transitionReleasing(this.database, step);
     return row === undefined ? undefined : transferFromRow(row);
   }
 
   async recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
-    const now = this.now().toISOString();
-    const set = { ...changeColumns(changes), lease_until: null };
-    return (await TRANSFERS.update(this.database, { key: transferId, event: 'attempt', from: [state], set, at: now, errorCode: errorCodeOf(changes) })) !== undefined;
+    return TRANSFERS.recordAttemptReleasing(this.database, transferId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes));
   }
 
   async scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
-    const set = { next_attempt_at: now };
-    return (await TRANSFERS.update(this.database, { key: transferId, event: 'attempt', from: [state], set, at: now, errorCode: null, leaseFreeAt: now })) !== undefined;
+    return TRANSFERS.scheduleNow(this.database, transferId, state, now);
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {

@@ -90,28 +90,17 @@ export class SqlOutgoingStore implements OutgoingStore {
     changes: OutgoingChanges = {},
     guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined> {
-    const now = this.now().toISOString();
-    const row = await PAYMENTS.update(this.database, {
-      key: homeTransactionId,
-      event: 'transition',
-      from,
-      set: { ...changeColumns(changes), state: to, updated_at: now, lease_until: null },
-      at: now,
-      errorCode: errorCodeOf(changes),
-      ...(guard === undefined ? {} : { flagged: true, leaseFreeAt: guard.now }),
-    });
+    const step = { key: homeTransactionId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard };
+    const row = await PAYMENTS.transitionReleasing(this.database, step);
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
   async recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
-    const now = this.now().toISOString();
-    const set = { ...changeColumns(changes), lease_until: null };
-    return (await PAYMENTS.update(this.database, { key: homeTransactionId, event: 'attempt', from: [state], set, at: now, errorCode: errorCodeOf(changes) })) !== undefined;
+    return PAYMENTS.recordAttemptReleasing(this.database, homeTransactionId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes));
   }
 
   async scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
-    const set = { next_attempt_at: now };
-    return (await PAYMENTS.update(this.database, { key: homeTransactionId, event: 'attempt', from: [state], set, at: now, errorCode: null, leaseFreeAt: now })) !== undefined;
+    return PAYMENTS.scheduleNow(this.database, homeTransactionId, state, now);
   }
 
   async search(search: RecordSearch): Promise<OutgoingPaymentRecord[]> {
