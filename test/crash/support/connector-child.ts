@@ -159,17 +159,36 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
-/** A TCP port on loopback that nothing listens on right now. */
+/**
+ * Ports below the kernel's ephemeral range (32768-60999 here), for the processes the tests start.
+ * A port from that range, found free and released, can be taken by any outgoing connection's
+ * local end before the child listens on it (the suites running alongside open thousands), and
+ * the child then fails to start with EADDRINUSE. Below the range only a listener can take it, and
+ * the ports handed out by this process are never handed out again.
+ */
+const TEST_PORTS = { first: 20_000, last: 32_767 } as const;
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = TEST_PORTS.first + Math.floor(Math.random() * (TEST_PORTS.last - TEST_PORTS.first + 1));
+    if (handedOut.has(port)) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${TEST_PORTS.first} and ${TEST_PORTS.last}`);
+}
+
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
   });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port from the operating system');
-  return address.port;
+  if (listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return listening;
 }
 
 function parseLine(text: string): LogLine {
