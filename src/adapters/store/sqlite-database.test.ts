@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FileSync } from './durability-gate.js';
 import type { Migration } from './sql-database.js';
 import { SqliteDatabase } from './sqlite-database.js';
 
@@ -19,6 +20,42 @@ const itemsMigration: Migration = {
       .execute();
   },
 };
+
+/**
+ * A log sync the test holds: while `held`, each sync waits for `release` or `fail`; otherwise it
+ * is done at once. `paths` records which file each was asked for.
+ */
+function heldLog(): { logSync: (path: string) => FileSync; paths: string[]; syncs: number; held: boolean; release(): void; fail(error: Error): void } {
+  const waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  const log = {
+    paths: [] as string[],
+    syncs: 0,
+    held: false,
+    logSync: (path: string): FileSync => {
+      log.paths.push(path);
+      return {
+        sync: () => {
+          log.syncs += 1;
+          return log.held ? new Promise<void>((resolve, reject) => waiting.push({ resolve, reject })) : Promise.resolve();
+        },
+        close: () => Promise.resolve(),
+      };
+    },
+    release() {
+      log.held = false;
+      for (const next of waiting.splice(0)) next.resolve();
+    },
+    fail(error: Error) {
+      for (const next of waiting.splice(0)) next.reject(error);
+    },
+  };
+  return log;
+}
+
+/** Lets the event loop turn a few times, long enough for a group to be committed. */
+async function turns(count = 5): Promise<void> {
+  for (let turn = 0; turn < count; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('SqliteDatabase group commit', () => {
   let directory = '';
@@ -82,18 +119,19 @@ describe('SqliteDatabase group commit', () => {
   it('commits what arrives during a group in the next group', async () => {
     const database = new SqliteDatabase(path);
     await database.migrate([itemsMigration]);
-    /** What ran and what settled, in order: the second must not run inside the first's group. */
+    const before = database.work().commits;
+    /** What ran and what settled, in order, with the groups committed when each ran. */
     const events: string[] = [];
     const later: Promise<void>[] = [];
     await database
       .transaction<ItemsSchema, void>(async (trx) => {
-        events.push('first runs');
+        events.push(`first runs after ${database.work().commits - before} commits`);
         await trx.insertInto('items').values({ id: 1, label: 'first' }).execute();
         // Queued, not awaited, while the first group is being written.
         later.push(
           database
             .transaction<ItemsSchema, void>(async (inner) => {
-              events.push('second runs');
+              events.push(`second runs after ${database.work().commits - before} commits`);
               await inner.insertInto('items').values({ id: 2, label: 'second' }).execute();
             })
             .then(() => {
@@ -105,8 +143,10 @@ describe('SqliteDatabase group commit', () => {
         events.push('first committed');
       });
     await Promise.all(later);
-    // Had the second joined the first's group, it would have run before the first committed.
-    expect(events).toStrictEqual(['first runs', 'first committed', 'second runs', 'second committed']);
+    // Had the second joined the first's group, it would have run before that group's commit.
+    // It may run while the first's log is synced: the first is answered once the sync is done.
+    expect(events).toStrictEqual(['first runs after 0 commits', 'second runs after 1 commits', 'first committed', 'second committed']);
+    expect(database.work().commits - before).toBe(2);
     await database.close();
 
     const reopened = new SqliteDatabase(path);
@@ -118,6 +158,63 @@ describe('SqliteDatabase group commit', () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  it('answers neither a transaction nor a read of its row before the log is synced', async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    expect(log.paths).toStrictEqual([`${path}-wal`]);
+    const syncsBefore = log.syncs;
+    log.held = true;
+    const events: string[] = [];
+    const written = database
+      .transaction<ItemsSchema, void>(async (trx) => {
+        await trx.insertInto('items').values({ id: 7, label: 'seven' }).execute();
+      })
+      .then(() => events.push('transaction answered'));
+    await turns();
+    expect(database.work().commits).toBeGreaterThan(0);
+    // Committed in SQLite, so the reader connection sees the row, but it is not on disk yet.
+    const read = database
+      .reader<ItemsSchema>()
+      .selectFrom('items')
+      .selectAll()
+      .execute()
+      .then((rows) => {
+        events.push('read answered');
+        return rows;
+      });
+    await turns();
+    expect(events).toStrictEqual([]);
+    expect(log.syncs).toBe(syncsBefore + 1);
+    log.release();
+    expect(await read).toStrictEqual([{ id: 7, label: 'seven' }]);
+    await written;
+    expect(events.sort()).toStrictEqual(['read answered', 'transaction answered']);
+    // Nothing left to sync: a read goes straight through.
+    expect(await database.reader<ItemsSchema>().selectFrom('items').select('label').execute()).toStrictEqual([{ label: 'seven' }]);
+    expect(log.syncs).toBe(syncsBefore + 1);
+    await database.close();
+  });
+
+  it('refuses the group whose log could not be synced, and all work after it', async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    log.held = true;
+    const written = database.transaction<ItemsSchema, string>(async (trx) => {
+      await trx.insertInto('items').values({ id: 8, label: 'eight' }).execute();
+      return 'done';
+    });
+    await turns();
+    log.fail(new Error('EIO: i/o error, fsync'));
+    const message = "the database's log could not be written to disk; restart the connector: EIO: i/o error, fsync";
+    await expect(written).rejects.toThrow(message);
+    await expect(database.transaction(async () => 'never')).rejects.toThrow(message);
+    await expect(database.health()).rejects.toThrow(message);
+    await expect(database.reader<ItemsSchema>().selectFrom('items').selectAll().execute()).rejects.toThrow(message);
+    await database.close();
   });
 
   it('refuses a transaction after close', async () => {

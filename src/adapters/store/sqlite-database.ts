@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type UnknownRow } from 'kysely';
+import { DurabilityGate, fileSync, type FileSync } from './durability-gate.js';
 import { applyMigrations, ping } from './migrator.js';
 import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
@@ -15,12 +16,23 @@ interface PendingWork {
   readonly reject: (error: unknown) => void;
 }
 
+export interface SqliteDatabaseOptions {
+  /** How the write-ahead log at `path` is made durable; the default is an fsync on libuv's thread pool. */
+  readonly logSync?: (path: string) => FileSync;
+}
+
 /**
- * SQLite through better-sqlite3, in WAL mode with synchronous=FULL: a transaction is on disk
- * when its promise resolves. Transactions that arrive while another group is being written are
- * committed together as the next group, one fsync for all, each inside its own savepoint so
- * that one failing does not undo the others. Reads use a second connection, so they never wait
- * for a group being written.
+ * SQLite through better-sqlite3, in WAL mode: a transaction is on disk when its promise
+ * resolves. Transactions that arrive while another group is being written are committed
+ * together as the next group, each inside its own savepoint so that one failing does not undo
+ * the others. Reads use a second connection, so they never wait for a group being written.
+ *
+ * The fsync that synchronous=FULL would run inside each commit, on the event loop's one thread,
+ * runs instead on libuv's thread pool (DurabilityGate): SQLite runs with synchronous=NORMAL,
+ * which is FULL without that one fsync of the log after each commit (the log's header and every
+ * checkpoint are still synced by SQLite), and the connector runs it itself, after the commit
+ * and before any answer. A group's promises resolve, and a read's rows are returned, only once
+ * every commit the group or the read could see is on disk; meanwhile the next group is built.
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
@@ -29,13 +41,24 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #connections: BetterSqlite3.Database[];
   /** The savepoint around each unit of a group, run on the writer directly (no query building). */
   readonly #unit: { readonly begin: () => void; readonly release: () => void; readonly undo: () => void };
+  /** Whether each commit is on disk yet; none for a database in memory, which has no disk. */
+  readonly #gate: DurabilityGate | undefined;
+  readonly #log: FileSync | undefined;
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
   readonly #counts = { statements: 0, transactions: 0, commits: 0 };
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: SqliteDatabaseOptions = {},
+  ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      const log = (options.logSync ?? fileSync)(`${path}-wal`);
+      this.#log = log;
+      this.#gate = new DurabilityGate(() => log.sync());
+    }
     const writer = openConnection(path);
     const reader = path === ':memory:' ? writer : openConnection(path);
     this.#connections = writer === reader ? [writer] : [writer, reader];
@@ -52,9 +75,12 @@ export class SqliteDatabase implements SqlDatabase {
     this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
     this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer, counted) }) });
     this.#readerDb =
-      writer === reader
+      writer === reader || this.#gate === undefined
         ? this.#writer
-        : new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(reader, counted) }) });
+        : new Kysely<AnySchema>({
+            dialect: new SqliteDialect({ database: cachingStatements(reader, counted) }),
+            plugins: [durableReads(this.#gate)],
+          });
   }
 
   work(): DatabaseWork {
@@ -71,6 +97,8 @@ export class SqliteDatabase implements SqlDatabase {
 
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('database is closed'));
+    const failure = this.#gate?.failure;
+    if (failure !== undefined) return Promise.reject(failure);
     this.#counts.transactions += 1;
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
@@ -127,11 +155,22 @@ export class SqliteDatabase implements SqlDatabase {
       for (const item of group) item.reject(error);
       return;
     }
-    group.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome === undefined) item.reject(new Error('missing outcome in group commit'));
-      else if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
+    const settle = (): void => {
+      group.forEach((item, index) => {
+        const outcome = outcomes[index];
+        if (outcome === undefined) item.reject(new Error('missing outcome in group commit'));
+        else if (outcome.ok) item.resolve(outcome.value);
+        else item.reject(outcome.error);
+      });
+    };
+    if (this.#gate === undefined) {
+      settle();
+      return;
+    }
+    // Not awaited: the next group is built while this one's log is synced.
+    this.#gate.committed().then(settle, (error: unknown) => {
+      // Committed, but not known to be on disk: nothing is reported as done.
+      for (const item of group) item.reject(error);
     });
   }
 
@@ -144,6 +183,8 @@ export class SqliteDatabase implements SqlDatabase {
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     await applyMigrations(this.#writer, migrations, (work) => this.transaction<AnySchema, void>(work));
+    // The bookkeeping table is created outside a group: its commit is synced here.
+    await this.#gate?.committed();
   }
 
   async health(): Promise<void> {
@@ -157,6 +198,8 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.#closed) return;
     this.#closed = true;
     while (this.#flushing) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.#gate?.idle();
+    await this.#log?.close();
     if (this.#readerDb !== this.#writer) await this.#readerDb.destroy();
     await this.#writer.destroy();
     for (const connection of this.#connections) if (connection.open) connection.close();
@@ -166,7 +209,9 @@ export class SqliteDatabase implements SqlDatabase {
 function openConnection(path: string): BetterSqlite3.Database {
   const connection = new BetterSqlite3(path);
   connection.pragma('journal_mode = WAL');
-  connection.pragma('synchronous = FULL');
+  // FULL less the fsync of the log after each commit, which SqliteDatabase runs off the event
+  // loop before it answers (DurabilityGate): the same writes reach the disk before any answer.
+  connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
   return connection;
@@ -189,6 +234,21 @@ function cachingStatements(connection: BetterSqlite3.Database, counted: () => vo
         cache.set(text, statement);
       }
       return statement as unknown as ReturnType<KyselySqliteDatabase['prepare']>;
+    },
+  };
+}
+
+/**
+ * Holds a read's rows until every commit it could have seen is on disk: a row the last group
+ * wrote is visible to the reader as soon as SQLite has committed it, before its log is synced.
+ */
+function durableReads(gate: DurabilityGate): KyselyPlugin {
+  return {
+    transformQuery: (args) => args.node,
+    transformResult: async (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> => {
+      const settled = gate.settled();
+      if (settled !== undefined) await settled;
+      return args.result;
     },
   };
 }

@@ -1,0 +1,151 @@
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DurabilityGate, fileSync } from './durability-gate.js';
+
+/** A sync the test finishes by hand: each call waits until `finish` or `fail` is called for it. */
+function manualSync(): { sync: () => Promise<void>; calls: number; finish(): void; fail(error: Error): void } {
+  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  const control = {
+    calls: 0,
+    sync: () =>
+      new Promise<void>((resolve, reject) => {
+        control.calls += 1;
+        pending.push({ resolve, reject });
+      }),
+    finish() {
+      const next = pending.shift();
+      if (next === undefined) throw new Error('no sync is running');
+      next.resolve();
+    },
+    fail(error: Error) {
+      const next = pending.shift();
+      if (next === undefined) throw new Error('no sync is running');
+      next.reject(error);
+    },
+  };
+  return control;
+}
+
+/** How many of this process's open file descriptors are the file at `path` (Linux). */
+function openCount(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+/** Lets every settled promise run its callbacks. */
+const drain = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('DurabilityGate', () => {
+  it('answers a commit only after a sync that started after it has finished', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync);
+    const order: string[] = [];
+    void gate.committed().then(() => order.push('first on disk'));
+    await drain();
+    expect(disk.calls).toBe(1);
+    // Made while the first sync runs: that sync may not cover it.
+    void gate.committed().then(() => order.push('second on disk'));
+    void gate.committed().then(() => order.push('third on disk'));
+    await drain();
+    expect(disk.calls).toBe(1);
+    expect(order).toStrictEqual([]);
+
+    disk.finish();
+    await drain();
+    expect(order).toStrictEqual(['first on disk']);
+    // One sync for both commits made meanwhile.
+    expect(disk.calls).toBe(2);
+    disk.finish();
+    await drain();
+    expect(order).toStrictEqual(['first on disk', 'second on disk', 'third on disk']);
+    expect(disk.calls).toBe(2);
+  });
+
+  it('lets a read through at once when everything it could see is on disk, and holds it otherwise', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync);
+    expect(gate.settled()).toBeUndefined();
+    const committed = gate.committed();
+    const read = gate.settled();
+    expect(read).toBeInstanceOf(Promise);
+    let readDone = false;
+    void read?.then(() => {
+      readDone = true;
+    });
+    await drain();
+    expect(readDone).toBe(false);
+    disk.finish();
+    await committed;
+    await drain();
+    expect(readDone).toBe(true);
+    expect(gate.settled()).toBeUndefined();
+    expect(disk.calls).toBe(1);
+  });
+
+  it('refuses the commits a failed sync covered, and every later one, without syncing again', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync);
+    const first = gate.committed();
+    await drain();
+    const second = gate.committed();
+    disk.fail(new Error('EIO: i/o error, fsync'));
+    const message = "the database's log could not be written to disk; restart the connector: EIO: i/o error, fsync";
+    await expect(first).rejects.toThrow(message);
+    await expect(second).rejects.toThrow(message);
+    await expect(gate.committed()).rejects.toThrow(message);
+    await expect(gate.settled()).rejects.toThrow(message);
+    expect(gate.failure?.message).toBe(message);
+    expect(disk.calls).toBe(1);
+  });
+
+  it('is idle once the syncs it started have finished', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync);
+    void gate.committed();
+    await drain();
+    void gate.committed();
+    let idle = false;
+    const waiting = gate.idle().then(() => {
+      idle = true;
+    });
+    disk.finish();
+    await drain();
+    expect(idle).toBe(false);
+    disk.finish();
+    await waiting;
+    expect(idle).toBe(true);
+    expect(disk.calls).toBe(2);
+  });
+});
+
+describe('fileSync', () => {
+  it('syncs a real file as often as asked, opening it once, and fails for a file that is not there', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'cc-sync-'));
+    try {
+      const path = join(directory, 'log');
+      writeFileSync(path, 'frames');
+      const log = fileSync(path);
+      expect(openCount(path)).toBe(0);
+      await log.sync();
+      expect(openCount(path)).toBe(1);
+      await log.sync();
+      expect(openCount(path)).toBe(1);
+      await log.close();
+      expect(openCount(path)).toBe(0);
+      await log.close();
+
+      const missing = fileSync(join(directory, 'absent'));
+      await expect(missing.sync()).rejects.toThrow(/ENOENT/);
+      await missing.close();
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
