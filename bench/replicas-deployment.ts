@@ -69,7 +69,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     outgoingUrls: ports.map((port) => `http://127.0.0.1:${port.outgoing}`),
     describe:
       options.store === 'sqlite'
-        ? 'SQLite (WAL, synchronous=FULL)'
+        ? 'SQLite (WAL, log synced before each answer)'
         : `PostgreSQL (one database, DATABASE_POOL_MAX ${options.env['DATABASE_POOL_MAX'] ?? '10'} per replica)`,
     async stop() {
       await Promise.all(connectors.map((connector) => connector.stop()));
