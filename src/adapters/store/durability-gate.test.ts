@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityGate, fileSync } from './durability-gate.js';
 
-/** A sync the test finishes by hand: each call waits until `finish` or `fail` is called for it. */
-function manualSync(): { sync: () => Promise<void>; calls: number; finish(): void; fail(error: Error): void } {
+/** A sync the test finishes by hand: each call waits until `finish` (the oldest), `finishLast` or `fail` ends it. */
+function manualSync(): { sync: () => Promise<void>; calls: number; finish(): void; finishLast(): void; fail(error: Error): void } {
   const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   const control = {
     calls: 0,
@@ -18,6 +18,11 @@ function manualSync(): { sync: () => Promise<void>; calls: number; finish(): voi
       const next = pending.shift();
       if (next === undefined) throw new Error('no sync is running');
       next.resolve();
+    },
+    finishLast() {
+      const last = pending.pop();
+      if (last === undefined) throw new Error('no sync is running');
+      last.resolve();
     },
     fail(error: Error) {
       const next = pending.shift();
@@ -103,6 +108,40 @@ describe('DurabilityGate', () => {
     await expect(gate.settled()).rejects.toThrow(message);
     expect(gate.failure?.message).toBe(message);
     expect(disk.calls).toBe(1);
+  });
+
+  it('runs up to `inFlight` syncs at once, and a later sync that finishes first covers the earlier commits', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync, { inFlight: 2 });
+    const order: string[] = [];
+    void gate.committed().then(() => order.push('1 on disk'));
+    void gate.committed().then(() => order.push('2 on disk'));
+    void gate.committed().then(() => order.push('3 on disk'));
+    await drain();
+    // Commit 1 started a sync, commit 2 a second one (the first may not cover it), commit 3 waits.
+    expect(disk.calls).toBe(2);
+    expect(order).toStrictEqual([]);
+    // The second sync ends first: it started after commits 1 and 2, so both are on disk.
+    disk.finishLast();
+    await drain();
+    expect(order).toStrictEqual(['1 on disk', '2 on disk']);
+    expect(gate.settled()).toBeInstanceOf(Promise);
+    // Its slot went to commit 3's sync.
+    expect(disk.calls).toBe(3);
+    disk.finishLast();
+    await drain();
+    expect(order).toStrictEqual(['1 on disk', '2 on disk', '3 on disk']);
+    expect(gate.settled()).toBeUndefined();
+    // The first sync ends last and changes nothing.
+    disk.finish();
+    await drain();
+    expect(order).toStrictEqual(['1 on disk', '2 on disk', '3 on disk']);
+    expect(disk.calls).toBe(3);
+  });
+
+  it('refuses a number of syncs in flight that is not a positive integer', () => {
+    expect(() => new DurabilityGate(() => Promise.resolve(), { inFlight: 0 })).toThrow('syncs in flight must be a positive integer, not 0');
+    expect(() => new DurabilityGate(() => Promise.resolve(), { inFlight: 1.5 })).toThrow('syncs in flight must be a positive integer, not 1.5');
   });
 
   it('is idle once the syncs it started have finished', async () => {

@@ -28,48 +28,50 @@ export function fileSync(path: string): FileSync {
   };
 }
 
-interface Waiting {
-  readonly promise: Promise<void>;
+/** A caller waiting until commit number `commit` is on disk. */
+interface Waiter {
+  readonly commit: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
-}
-
-function waiting(): Waiting {
-  let resolve!: () => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<void>((ok, fail) => {
-    resolve = ok;
-    reject = fail;
-  });
-  return { promise, resolve, reject };
 }
 
 /**
  * When the commits of a database are on disk, for a database whose commits reach the operating
  * system at once but the disk only when `sync` (an fsync of its log) has run after them.
  *
- * Each commit is numbered; a sync covers every commit made before it started. One sync runs at
- * a time, and every commit made while it runs waits for the next one, so a burst of commits
- * costs one fsync, as a group commit does. A sync that fails leaves the gate failed: that commit
- * and every later one are refused, because after a failed fsync the operating system may have
- * dropped the data it did not write and nothing can tell which.
+ * Each commit is numbered; a sync covers every commit made before it started (fsync makes
+ * durable all that was written to the file before it was called, whatever else runs), and a
+ * caller is answered as soon as any sync that covers its commit has finished. Up to `inFlight`
+ * syncs run at once; commits made while that many run wait for the next one to start, so a
+ * burst of commits costs one fsync, as a group commit does. A sync that fails leaves the gate
+ * failed: every commit not yet on disk and every later one are refused, because after a failed
+ * fsync the operating system may have dropped the data it did not write and nothing can tell
+ * which.
  */
 export class DurabilityGate {
   readonly #sync: () => Promise<void>;
+  readonly #inFlight: number;
   #committed = 0;
   #durable = 0;
-  #running: { readonly target: number; readonly done: Promise<void> } | undefined;
-  #next: Waiting | undefined;
+  /** The last commit covered by a sync that has started (finished or not). */
+  #covered = 0;
+  /** The syncs running. */
+  readonly #running = new Set<Promise<void>>();
+  /** In order of their commits, which only grow. */
+  #waiters: Waiter[] = [];
   #failure: Error | undefined;
 
-  constructor(sync: () => Promise<void>) {
+  constructor(sync: () => Promise<void>, options: { readonly inFlight?: number } = {}) {
+    const inFlight = options.inFlight ?? 1;
+    if (!Number.isSafeInteger(inFlight) || inFlight < 1) throw new Error(`syncs in flight must be a positive integer, not ${inFlight}`);
     this.#sync = sync;
+    this.#inFlight = inFlight;
   }
 
   /** Counts a commit just made; the promise resolves once it is on disk. */
   committed(): Promise<void> {
     this.#committed += 1;
-    return this.until(this.#committed);
+    return this.#until(this.#committed);
   }
 
   /**
@@ -78,22 +80,7 @@ export class DurabilityGate {
    */
   settled(): Promise<void> | undefined {
     if (this.#failure === undefined && this.#durable >= this.#committed) return undefined;
-    return this.until(this.#committed);
-  }
-
-  /** Every commit up to and including number `commit` is on disk. */
-  until(commit: number): Promise<void> {
-    if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    if (this.#durable >= commit) return Promise.resolve();
-    const running = this.#running;
-    if (running !== undefined && running.target >= commit) return running.done;
-    if (this.#next === undefined) {
-      this.#next = waiting();
-      const next = this.#next.promise;
-      if (running === undefined) this.#start();
-      return next;
-    }
-    return this.#next.promise;
+    return this.#until(this.#committed);
   }
 
   /** The error that failed the gate, if a sync has failed. */
@@ -103,33 +90,43 @@ export class DurabilityGate {
 
   /** Resolves when no sync is running or waiting to run (for closing the database). */
   async idle(): Promise<void> {
-    while (this.#running !== undefined) await this.#running.done.catch(() => undefined);
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
+  #until(commit: number): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#durable >= commit) return Promise.resolve();
+    const answered = new Promise<void>((resolve, reject) => {
+      this.#waiters.push({ commit, resolve, reject });
+    });
+    if (this.#covered < commit && this.#running.size < this.#inFlight) this.#start();
+    return answered;
+  }
+
+  /** Starts a sync covering every commit made so far. */
   #start(): void {
-    const next = this.#next;
-    if (next === undefined) return;
-    this.#next = undefined;
-    if (this.#failure !== undefined) {
-      next.reject(this.#failure);
-      return;
-    }
     const target = this.#committed;
+    this.#covered = target;
     const done = this.#sync().then(
       () => {
         if (target > this.#durable) this.#durable = target;
+        let answered = 0;
+        while (answered < this.#waiters.length && this.#waiters[answered]!.commit <= this.#durable) answered += 1;
+        for (const waiter of this.#waiters.splice(0, answered)) waiter.resolve();
       },
       (error: unknown) => {
         this.#failure ??= new Error(`the database's log could not be written to disk; restart the connector: ${describe(error)}`, {
           cause: error,
         });
-        throw this.#failure;
+        for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#failure);
       },
     );
-    this.#running = { target, done };
-    void done.then(next.resolve, next.reject).finally(() => {
-      this.#running = undefined;
-      if (this.#next !== undefined) this.#start();
+    this.#running.add(done);
+    void done.finally(() => {
+      this.#running.delete(done);
+      // Commits made while every slot was taken get a sync of their own now.
+      const last = this.#waiters.at(-1);
+      if (this.#failure === undefined && last !== undefined && last.commit > this.#covered) this.#start();
     });
   }
 }
