@@ -66,8 +66,8 @@ export class SqliteDatabase implements SqlDatabase {
     readonly path: string,
     options: SqliteDatabaseOptions = {},
   ) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true });
       const log = (options.logSync ?? fileSync)(`${path}-wal`);
       this.#log = log;
       this.#gate = new DurabilityGate(() => log.sync(), { inFlight: SYNCS_IN_FLIGHT });
@@ -88,7 +88,8 @@ export class SqliteDatabase implements SqlDatabase {
     this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
     this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer, counted) }) });
     this.#readerDb =
-      writer === reader || this.#gate === undefined
+      // In memory there is one connection and no disk to wait for.
+      this.#gate === undefined
         ? this.#writer
         : new Kysely<AnySchema>({
             dialect: new SqliteDialect({ database: cachingStatements(reader, counted) }),
