@@ -8,6 +8,8 @@ export interface ConnectorProcess {
   readonly incomingUrl: string;
   /** Peak resident set size so far, in MiB (VmHWM). */
   peakRssMiB(): number;
+  /** CPU time used so far by all of the process's threads, user and system, in milliseconds. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export async function startConnector(env: Record<string, string>, incomingPort: 
       const match = /VmHWM:\s+(\d+) kB/.exec(status);
       return match?.[1] === undefined ? 0 : Math.round(Number(match[1]) / 1024);
     },
+    cpuMs: () => processCpuMs(readFileSync(`/proc/${child.pid}/stat`, 'utf8')),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -70,4 +73,19 @@ async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error('connector did not become healthy within 30 s');
+}
+
+/** Linux's clock tick for /proc's CPU times (USER_HZ, 100 on every architecture node runs on). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * utime + stime of /proc/<pid>/stat, in milliseconds: fields 14 and 15, counted after the
+ * command name, which is in parentheses and may itself hold spaces.
+ */
+export function processCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (the state), so utime (14) and stime (15) are at 11 and 12.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) throw new Error(`unreadable /proc stat line: ${stat.slice(0, 80)}`);
+  return (ticks * 1000) / TICKS_PER_SECOND;
 }

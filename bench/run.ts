@@ -237,6 +237,12 @@ interface Result {
   readonly dbRoundTrips: number;
   readonly dbTransactions: number;
   readonly dbCommits: number;
+  /**
+   * Connector CPU per unit, in milliseconds: every replica's user and system time (all threads)
+   * over the run, divided by the units done. Unlike the rate, it barely moves with the machine's
+   * other load; it moves with the machine's speed, so compare it within one run.
+   */
+  readonly cpuMs: number;
 }
 
 type WorkCounts = { statements: number; round_trips: number; transactions: number; commits: number };
@@ -254,12 +260,18 @@ async function databaseWork(urls: readonly string[]): Promise<WorkCounts> {
   return total;
 }
 
+function connectorCpuMs(deployment: Deployment): number {
+  return deployment.connectors.reduce((total, connector) => total + connector.cpuMs(), 0);
+}
+
 async function drive(deployment: Deployment, scenario: Scenario, durationS: number, connections: number): Promise<Result> {
   const urls = scenario.server === 'outgoing' ? deployment.outgoingUrls : deployment.incomingUrls;
   // One autocannon per replica, in parallel, each with its share of the connections.
   const share = Math.max(1, Math.floor(connections / urls.length));
   const workBefore = await databaseWork(deployment.incomingUrls);
+  const cpuBefore = connectorCpuMs(deployment);
   const results = await Promise.all(urls.map((url) => autocannon({ url, connections: share, duration: durationS, requests: scenario.requests(url) })));
+  const cpuAfter = connectorCpuMs(deployment);
   const workAfter = await databaseWork(deployment.incomingUrls);
   const sum = (pick: (result: autocannon.Result) => number): number => results.reduce((total, result) => total + pick(result), 0);
   const worst = (pick: (result: autocannon.Result) => number): number => Math.max(...results.map(pick));
@@ -279,6 +291,7 @@ async function drive(deployment: Deployment, scenario: Scenario, durationS: numb
     dbRoundTrips: perUnit('round_trips'),
     dbTransactions: perUnit('transactions'),
     dbCommits: perUnit('commits'),
+    cpuMs: units === 0 ? 0 : Math.round(((cpuAfter - cpuBefore) / units) * 100) / 100,
   };
 }
 
