@@ -17,32 +17,35 @@ export function requestHash(body: unknown): string {
 export const MAX_HASH_DEPTH = 64;
 
 export function canonicalJson(value: unknown): string {
-  if (depthOf(value, MAX_HASH_DEPTH) > MAX_HASH_DEPTH) {
-    throw new ConnectorError('ValidationFailed', `the body nests deeper than ${MAX_HASH_DEPTH} levels`);
-  }
-  return canonical(value);
+  return canonical(value, 0);
 }
 
-function canonical(value: unknown): string {
+/**
+ * `value` as JSON with every object's keys in code-unit order and undefined members left out;
+ * `depth` is the number of arrays and objects around it. One pass, building one string: this
+ * runs for every request the switch connector sends.
+ */
+function canonical(value: unknown, depth: number): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, item]) => item !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
-}
-
-/** Nesting depth of arrays and objects, found with an explicit stack; stops once past `limit`. */
-function depthOf(value: unknown, limit: number): number {
-  let deepest = 0;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: current, depth } = stack.pop() as { value: unknown; depth: number };
-    if (current === null || typeof current !== 'object') continue;
-    const here = depth + 1;
-    if (here > deepest) deepest = here;
-    if (deepest > limit) return deepest;
-    for (const item of Array.isArray(current) ? current : Object.values(current)) stack.push({ value: item, depth: here });
+  // Recursion stays within MAX_HASH_DEPTH + 1 frames, far below the stack's limit.
+  if (depth === MAX_HASH_DEPTH) throw new ConnectorError('ValidationFailed', `the body nests deeper than ${MAX_HASH_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += canonical(value[index], depth + 1);
+    }
+    return `${text}]`;
   }
-  return deepest;
+  const record = value as Record<string, unknown>;
+  // sort() with no comparator orders strings by UTF-16 code units, as `<` does.
+  const keys = Object.keys(record).sort();
+  let text = '{';
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(key)}:${canonical(item, depth + 1)}`;
+  }
+  return `${text}}`;
 }

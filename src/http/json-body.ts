@@ -13,14 +13,14 @@ export const MAX_JSON_DEPTH = 32;
 
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new ConnectorError('MalformedSyntax', 'the JSON body is empty');
-  if (nestingExceeds(text, MAX_JSON_DEPTH)) throw new ConnectorError('ValidationFailed', `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (!fewOpenings(text, MAX_JSON_DEPTH) && nestingExceeds(text, MAX_JSON_DEPTH)) throw new ConnectorError('ValidationFailed', `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw new ConnectorError('MalformedSyntax', 'the body is not valid JSON');
   }
-  const problem = findTextProblem(body);
+  const problem = plainText(text) ? undefined : findTextProblem(body);
   if (problem !== undefined) throw new ConnectorError('ValidationFailed', `body${problem.path} ${problem.problem}`);
   return body;
 }
@@ -49,6 +49,23 @@ export function nestingExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/**
+ * Whether the text holds at most `limit` opening brackets, in strings or not: then nothing in it
+ * can nest deeper than `limit`, and the exact count (a pass over every character) is not needed.
+ * Typical bodies hold a handful; indexOf finds them far faster than a loop over the characters.
+ */
+function fewOpenings(text: string, limit: number): boolean {
+  let count = 0;
+  for (const open of OPENINGS) {
+    for (let at = text.indexOf(open); at !== -1; at = text.indexOf(open, at + 1)) {
+      count += 1;
+      if (count > limit) return false;
+    }
+  }
+  return true;
+}
+
+const OPENINGS = ['{', '['];
 const BACKSLASH = 0x5c;
 const QUOTE = 0x22;
 const OPEN_ARRAY = 0x5b;
@@ -58,6 +75,23 @@ const CLOSE_OBJECT = 0x7d;
 
 /** Keys that reach an object's prototype when a body is merged into another object. */
 const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Characters that can make a parsed key or string value break the rules. Without a backslash,
+ * every key and string value is a piece of the text exactly as written, and JSON allows no raw
+ * C0 character in a string (only \t, \n and \r between tokens). Surrogates are matched paired or
+ * not (a test without the u flag is quicker): a pair only means the body is walked.
+ */
+const NOT_PLAIN = /[\\\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ud800-\udfff]/;
+const RESERVED_KEYS = [...PROTOTYPE_KEYS];
+
+/**
+ * Whether the body parsed from `text` is known to pass findTextProblem without walking it: text
+ * with none of those characters and no reserved key spelt out holds no bad text and no reserved key.
+ */
+function plainText(text: string): boolean {
+  return !NOT_PLAIN.test(text) && !RESERVED_KEYS.some((key) => text.includes(key));
+}
 
 /**
  * The first key or string value that breaks the text rules, with its JSON-pointer path, walking
