@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type UnknownRow } from 'kysely';
+import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type SqliteStatement, type UnknownRow } from 'kysely';
 import { DurabilityGate, fileSync, type FileSync } from './durability-gate.js';
 import { applyMigrations, ping } from './migrator.js';
+import { readingStatement } from './sqlite-rows.js';
 import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
 /** The most transactions committed by one fsync; bounds the latency of the last in a group. */
@@ -232,9 +233,12 @@ function openConnection(path: string): BetterSqlite3.Database {
   return connection;
 }
 
-/** better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them. */
+/**
+ * better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them, each
+ * reading one with its rows made by readingStatement.
+ */
 function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): KyselySqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => {
       cache.clear();
@@ -245,10 +249,10 @@ function cachingStatements(connection: BetterSqlite3.Database, counted: () => vo
       let statement = cache.get(text);
       if (statement === undefined) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-        statement = connection.prepare(text);
+        statement = readingStatement(connection.prepare(text));
         cache.set(text, statement);
       }
-      return statement as unknown as ReturnType<KyselySqliteDatabase['prepare']>;
+      return statement;
     },
   };
 }

@@ -1,0 +1,50 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteStatement } from 'kysely';
+
+/**
+ * Rows of a reading statement taken from SQLite as arrays and made into objects here.
+ *
+ * better-sqlite3 builds each row object through V8's embedder API, one property at a time, and
+ * that cost grows with the columns. An UPDATE ... RETURNING * of one 29-column incoming transfer
+ * took about 22 µs that way, against 10 µs returning only its key. With the row taken as an array
+ * and made into an object by a literal compiled once for the statement's own column names (the
+ * same plain object: same keys in the same order, same values), it took about 13 µs, and a
+ * SELECT * of the same row 5 µs instead of 11.
+ */
+export function readingStatement(statement: BetterSqlite3.Statement): SqliteStatement {
+  if (!statement.reader) return statement as unknown as SqliteStatement;
+  const make = rowMaker(statement.columns().map((column) => column.name));
+  const arrays = statement.raw(true);
+  return {
+    reader: true,
+    all: (parameters) => {
+      const rows = arrays.all(parameters) as unknown[][];
+      const made = new Array<Record<string, unknown>>(rows.length);
+      for (let index = 0; index < rows.length; index += 1) made[index] = make(rows[index]!);
+      return made;
+    },
+    run: (parameters) => arrays.run(parameters),
+    iterate: function* (parameters) {
+      for (const values of arrays.iterate(parameters) as IterableIterator<unknown[]>) yield make(values);
+    },
+  };
+}
+
+/**
+ * Makes a row object from its values in column order, as better-sqlite3 would: each name an own,
+ * enumerable property, a later column of the same name overwriting an earlier one.
+ */
+export function rowMaker(names: readonly string[]): (values: readonly unknown[]) => Record<string, unknown> {
+  // In a literal, a "__proto__" key would set the prototype instead of making a property.
+  if (names.includes('__proto__')) {
+    return (values) => {
+      const row: Record<string, unknown> = {};
+      names.forEach((name, index) => Object.defineProperty(row, name, { value: values[index], enumerable: true, writable: true, configurable: true }));
+      return row;
+    };
+  }
+  // The source holds nothing but JSON-quoted names and array indexes.
+  const properties = names.map((name, index) => `${JSON.stringify(name)}: values[${index}]`).join(', ');
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('values', `return { ${properties} };`) as (values: readonly unknown[]) => Record<string, unknown>;
+}
