@@ -5,6 +5,7 @@ import type { Logger } from '../../ports/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import { connectorMigrations } from './connector-migrations.js';
 import { PostgresDatabase } from './postgres-database.js';
+import { queryTemplate } from './query-template.js';
 import type { AnySchema, Migration } from './sql-database.js';
 
 /** The advisory lock key of postgres-database.ts, as another replica would hold it. */
@@ -198,6 +199,49 @@ describe('PostgresDatabase', () => {
         expect(elapsedMs).toBeGreaterThanOrEqual(400);
       } finally {
         await database.close();
+      }
+    });
+  });
+
+  describe('templates', () => {
+    it('answer the same through the statement groups (not through Kysely\'s executor) as through Kysely', async () => {
+      const fresh = await createTestDatabase();
+      const grouped = new PostgresDatabase({ url: fresh.url, poolMax: 2 });
+      const plain = new PostgresDatabase({ url: fresh.url, poolMax: 2, statementGroups: false });
+      try {
+        await grouped.migrate([{ id: 'test-001-notes', up: async (db) => void (await sql`create table notes (id text primary key, amount numeric not null, n integer)`.execute(db)) }]);
+        const insert = queryTemplate<AnySchema, { id: string; amount: string }, unknown>('insert note', (db, p) =>
+          db.insertInto('notes').values({ id: p.id, amount: p.amount, n: sql.lit(7) }).onConflict((oc) => oc.doNothing()),
+        );
+        const bump = queryTemplate<AnySchema, { id: string }, unknown>('bump note', (db, p) => db.updateTable('notes').set({ n: sql`n + 1` }).where('id', '=', p.id).returningAll());
+        const find = queryTemplate<AnySchema, { id: string }, unknown>('find note', (db, p) => db.selectFrom('notes').selectAll().where('id', '=', p.id));
+        const answers = async (database: PostgresDatabase, id: string): Promise<unknown[]> => [
+          await database.autocommit((db) => insert.execute(db, { id, amount: '10.50' })),
+          await database.autocommit((db) => insert.execute(db, { id, amount: '99' })),
+          await database.autocommit((db) => bump.execute(db, { id })),
+          await find.execute(database.quickReader(), { id }),
+          await find.execute(database.quickReader(), { id: 'none' }),
+        ];
+        const executors = [grouped.quickReader().getExecutor(), await grouped.autocommit(async (db) => db.getExecutor())];
+        const spies = executors.map((executor) => vi.spyOn(executor, 'executeQuery'));
+        const viaGroups = await answers(grouped, 'g-1');
+        for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+        const viaKysely = await answers(plain, 'k-1');
+        expect(viaGroups).toEqual([
+          { numAffectedRows: 1n, rows: [] },
+          { numAffectedRows: 0n, rows: [] },
+          { numAffectedRows: 1n, rows: [{ id: 'g-1', amount: '10.50', n: 8 }] },
+          { rows: [{ id: 'g-1', amount: '10.50', n: 8 }] },
+          { rows: [] },
+        ]);
+        // Kysely's driver also says numAffectedRows: undefined for a read; the values are the same.
+        expect(JSON.stringify(viaKysely, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))).toBe(
+          JSON.stringify(viaGroups, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)).replaceAll('g-1', 'k-1'),
+        );
+      } finally {
+        await grouped.close();
+        await plain.close();
+        await fresh.drop();
       }
     });
   });

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type QueryResult } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
 import { StatementGroups } from './postgres-statement-groups.js';
 import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
+import { runDirectly } from './query-template.js';
 import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
@@ -178,6 +179,8 @@ export class PostgresDatabase implements SqlDatabase {
     const client = { query: (text: string, values: unknown[]) => groups.run(text, values), release: () => undefined };
     const groupingPool = { connect: async () => client, end: async () => undefined };
     const db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool: groupingPool as unknown as pg.Pool }) });
+    // Templates skip Kysely's executor here; answered as its PostgresDriver answers.
+    runDirectly(db, async (text, parameters) => kyselyResult(await groups.run(text, parameters)));
     return { db, groups, pool: groupPool };
   }
 
@@ -427,4 +430,12 @@ function checkedSettings(options: PostgresDatabaseOptions): Settings {
   }
   if (problems.length > 0) throw new Error(`invalid PostgreSQL options: ${problems.join('; ')}`);
   return settings;
+}
+
+const AFFECTING_COMMANDS: ReadonlySet<string> = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+/** A pg result as Kysely's PostgresDriver gives it: rows affected only for a data-changing command. */
+export function kyselyResult(result: pg.QueryResult): QueryResult<unknown> {
+  const rows = (result.rows as unknown[] | undefined) ?? [];
+  return AFFECTING_COMMANDS.has(result.command) ? { numAffectedRows: BigInt(result.rowCount ?? 0), rows } : { rows };
 }
