@@ -216,11 +216,11 @@ describe('PostgresDatabase', () => {
         const bump = queryTemplate<AnySchema, { id: string }, unknown>('bump note', (db, p) => db.updateTable('notes').set({ n: sql`n + 1` }).where('id', '=', p.id).returningAll());
         const find = queryTemplate<AnySchema, { id: string }, unknown>('find note', (db, p) => db.selectFrom('notes').selectAll().where('id', '=', p.id));
         const answers = async (database: PostgresDatabase, id: string): Promise<unknown[]> => [
-          await database.autocommit((db) => insert.execute(db, { id, amount: '10.50' })),
-          await database.autocommit((db) => insert.execute(db, { id, amount: '99' })),
-          await database.autocommit((db) => bump.execute(db, { id })),
-          await find.execute(database.quickReader(), { id }),
-          await find.execute(database.quickReader(), { id: 'none' }),
+          await database.autocommit<AnySchema, unknown>((db) => insert.execute(db, { id, amount: '10.50' })),
+          await database.autocommit<AnySchema, unknown>((db) => insert.execute(db, { id, amount: '99' })),
+          await database.autocommit<AnySchema, unknown>((db) => bump.execute(db, { id })),
+          await find.execute(database.quickReader<AnySchema>(), { id }),
+          await find.execute(database.quickReader<AnySchema>(), { id: 'none' }),
         ];
         const executors = [grouped.quickReader().getExecutor(), await grouped.autocommit(async (db) => db.getExecutor())];
         const spies = executors.map((executor) => vi.spyOn(executor, 'executeQuery'));
