@@ -435,7 +435,7 @@ function checkedSettings(options: PostgresDatabaseOptions): Settings {
 const AFFECTING_COMMANDS: ReadonlySet<string> = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /** A pg result as Kysely's PostgresDriver gives it: rows affected only for a data-changing command. */
-export function kyselyResult(result: pg.QueryResult): QueryResult<unknown> {
+function kyselyResult(result: pg.QueryResult): QueryResult<unknown> {
   const rows = (result.rows as unknown[] | undefined) ?? [];
   return AFFECTING_COMMANDS.has(result.command) ? { numAffectedRows: BigInt(result.rowCount ?? 0), rows } : { rows };
 }
