@@ -56,8 +56,8 @@ const directRuns = new WeakMap<object, DirectRun>();
 
 /**
  * Templates run on `db` go to `run` instead of through Kysely's executor and driver, which cost
- * several promises and objects per query. Only for a Kysely with no plugins, whose driver does
- * nothing `run` does not: its results must be the same either way.
+ * several promises and objects per query. Only for a Kysely whose driver and plugins do nothing
+ * `run` does not: its results, and when they are given, must be the same either way.
  */
 export function runDirectly(db: object, run: DirectRun): void {
   directRuns.set(db, run);

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CompiledQuery, type Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FileSync } from './durability-gate.js';
+import { queryTemplate } from './query-template.js';
 import type { Migration } from './sql-database.js';
 import { SqliteDatabase } from './sqlite-database.js';
 
@@ -214,6 +216,102 @@ describe('SqliteDatabase group commit', () => {
     await expect(database.transaction(async () => 'never')).rejects.toThrow(message);
     await expect(database.health()).rejects.toThrow(message);
     await expect(database.reader<ItemsSchema>().selectFrom('items').selectAll().execute()).rejects.toThrow(message);
+    await database.close();
+  });
+
+  it("runs templates without Kysely's executor, answering as Kysely does, only inside an open group, and reads only once synced", async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    const insert = queryTemplate<ItemsSchema, { id: number; label: string }, never>('insert item', (db, p) =>
+      db.insertInto('items').values({ id: p.id, label: p.label }).onConflict((oc) => oc.doNothing()),
+    );
+    const strictInsert = queryTemplate<ItemsSchema, { id: number; label: string }, never>('insert item, no conflict allowed', (db, p) =>
+      db.insertInto('items').values({ id: p.id, label: p.label }),
+    );
+    const relabel = queryTemplate<ItemsSchema, { id: number; label: string }, ItemsSchema['items']>('relabel item', (db, p) =>
+      db.updateTable('items').set({ label: p.label }).where('id', '=', p.id).returningAll(),
+    );
+    const find = queryTemplate<ItemsSchema, { id: number }, ItemsSchema['items']>('find item', (db, p) => db.selectFrom('items').selectAll().where('id', '=', p.id));
+    // The same statement through Kysely's executor and driver.
+    const viaKysely = (db: Kysely<ItemsSchema>, text: string, parameters: unknown[]): Promise<unknown> => db.executeQuery(CompiledQuery.raw(text, parameters));
+
+    let leaked: Kysely<ItemsSchema> | undefined;
+    const answers = await database.transaction<ItemsSchema, unknown[]>(async (trx) => {
+      leaked = trx;
+      const executeQuery = vi.spyOn(trx.getExecutor(), 'executeQuery');
+      const direct = [
+        await insert.execute(trx, { id: 21, label: 'a' }),
+        await insert.execute(trx, { id: 21, label: 'b' }),
+        await relabel.execute(trx, { id: 21, label: 'c' }),
+        await find.execute(trx, { id: 21 }),
+      ];
+      expect(executeQuery).not.toHaveBeenCalled();
+      const kysely = [
+        await viaKysely(trx, insert.sqlFor(trx), [22, 'a']),
+        await viaKysely(trx, insert.sqlFor(trx), [22, 'b']),
+        await viaKysely(trx, relabel.sqlFor(trx), ['c', 22]),
+        await viaKysely(trx, find.sqlFor(trx), [22]),
+      ];
+      expect(executeQuery).toHaveBeenCalledTimes(4);
+      return [direct, kysely];
+    });
+    expect(answers).toStrictEqual([
+      [
+        { numAffectedRows: 1n, insertId: 21n, rows: [] },
+        { numAffectedRows: 0n, insertId: 21n, rows: [] },
+        { rows: [{ id: 21, label: 'c' }] },
+        { rows: [{ id: 21, label: 'c' }] },
+      ],
+      [
+        { numAffectedRows: 1n, insertId: 22n, rows: [] },
+        { numAffectedRows: 0n, insertId: 22n, rows: [] },
+        { rows: [{ id: 22, label: 'c' }] },
+        { rows: [{ id: 22, label: 'c' }] },
+      ],
+    ]);
+
+    // A statement that fails undoes its unit only; the group's other unit is committed.
+    const failing = database.transaction<ItemsSchema, void>(async (trx) => {
+      await insert.execute(trx, { id: 23, label: 'undone' });
+      await strictInsert.execute(trx, { id: 21, label: 'duplicate' });
+    });
+    const kept = database.transaction<ItemsSchema, void>(async (trx) => {
+      await insert.execute(trx, { id: 24, label: 'kept' });
+    });
+    await expect(failing).rejects.toThrow('UNIQUE constraint failed: items.id');
+    await kept;
+
+    // The group has ended: its transaction refuses a template instead of writing outside it.
+    if (leaked === undefined) throw new Error('the transaction ran no work');
+    await expect(insert.execute(leaked, { id: 25, label: 'late' })).rejects.toThrow('Transaction has already ended');
+
+    // A read on the reader goes without Kysely's executor, and still waits for the log's sync.
+    const reader = database.reader<ItemsSchema>();
+    const readerQueries = vi.spyOn(reader.getExecutor(), 'executeQuery');
+    log.held = true;
+    const written = database.transaction<ItemsSchema, void>(async (trx) => {
+      await insert.execute(trx, { id: 26, label: 'held' });
+    });
+    await turns();
+    let readAnswered = false;
+    const read = find.rows(reader, { id: 26 }).then((rows) => {
+      readAnswered = true;
+      return rows;
+    });
+    await turns();
+    expect(readAnswered).toBe(false);
+    log.release();
+    expect(await read).toStrictEqual([{ id: 26, label: 'held' }]);
+    await written;
+    expect(await Promise.all([21, 22, 23, 24, 25].map((id) => find.first(reader, { id })))).toStrictEqual([
+      { id: 21, label: 'c' },
+      { id: 22, label: 'c' },
+      undefined,
+      { id: 24, label: 'kept' },
+      undefined,
+    ]);
+    expect(readerQueries).not.toHaveBeenCalled();
     await database.close();
   });
 

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type SqliteStatement, type UnknownRow } from 'kysely';
 import { DurabilityGate, fileSync, type FileSync } from './durability-gate.js';
 import { applyMigrations, ping } from './migrator.js';
+import { runDirectly } from './query-template.js';
 import { readingStatement } from './sqlite-rows.js';
 import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
 
@@ -51,6 +52,8 @@ export interface SqliteDatabaseOptions {
 export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
   readonly #writer: Kysely<AnySchema>;
+  /** The writer's statements, for the templates a group runs without Kysely's executor. */
+  readonly #writerStatements: KyselySqliteDatabase;
   readonly #readerDb: Kysely<AnySchema>;
   readonly #connections: BetterSqlite3.Database[];
   /** The savepoint around each unit of a group, run on the writer directly (no query building). */
@@ -87,15 +90,24 @@ export class SqliteDatabase implements SqlDatabase {
       };
     };
     this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
-    this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: cachingStatements(writer, counted) }) });
-    this.#readerDb =
-      // In memory there is one connection and no disk to wait for.
-      this.#gate === undefined
-        ? this.#writer
-        : new Kysely<AnySchema>({
-            dialect: new SqliteDialect({ database: cachingStatements(reader, counted) }),
-            plugins: [durableReads(this.#gate)],
-          });
+    this.#writerStatements = cachingStatements(writer, counted);
+    this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: this.#writerStatements }) });
+    const gate = this.#gate;
+    if (gate === undefined) {
+      // In memory there is one connection and no disk to wait for. Its reads go through Kysely,
+      // which makes them wait while a group holds the connection.
+      this.#readerDb = this.#writer;
+    } else {
+      const readerStatements = cachingStatements(reader, counted);
+      this.#readerDb = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: readerStatements }), plugins: [durableReads(gate)] });
+      // The same as durableReads: the rows wait until every commit they could show is on disk.
+      runDirectly(this.#readerDb, async (text, parameters) => {
+        const result = answer(readerStatements, text, parameters);
+        const settled = gate.settled();
+        if (settled !== undefined) await settled;
+        return result;
+      });
+    }
   }
 
   work(): DatabaseWork {
@@ -144,6 +156,18 @@ export class SqliteDatabase implements SqlDatabase {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       const trx = await this.#writer.startTransaction().execute();
+      // Templates run on the group's transaction go to the writer directly, and only while the
+      // group is open, as Kysely refuses a query on a transaction that has ended.
+      let open = true;
+      const statements = this.#writerStatements;
+      runDirectly(trx, (text, parameters) => {
+        if (!open) return Promise.reject(new Error('Transaction has already ended'));
+        try {
+          return Promise.resolve(answer(statements, text, parameters));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      });
       try {
         // The writer is used by this group alone (Kysely's transaction holds its connection and
         // the next group waits for this one), so the savepoints can go to it directly.
@@ -159,9 +183,11 @@ export class SqliteDatabase implements SqlDatabase {
             outcomes.push({ ok: false, error });
           }
         }
+        open = false;
         await trx.commit().execute();
         this.#counts.commits += 1;
       } catch (error) {
+        open = false;
         await trx.rollback().execute().catch(() => undefined);
         throw error;
       }
@@ -255,6 +281,17 @@ function cachingStatements(connection: BetterSqlite3.Database, counted: () => vo
       return statement;
     },
   };
+}
+
+/**
+ * Runs one statement as Kysely's SQLite driver does, with the same answer: the rows of a
+ * statement that returns rows, otherwise the rows changed and the last rowid inserted.
+ */
+function answer(statements: KyselySqliteDatabase, text: string, parameters: readonly unknown[]): QueryResult<unknown> {
+  const statement = statements.prepare(text);
+  if (statement.reader) return { rows: statement.all(parameters) };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
 /**
