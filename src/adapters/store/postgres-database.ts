@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql, type QueryResult } from 'kysely';
 import type { Logger } from '../../ports/logger.js';
 import { applyMigrations, ping } from './migrator.js';
 import { StatementGroups } from './postgres-statement-groups.js';
+import { shapedSending } from './postgres-rows.js';
 import { preparingQuery, StatementNames, type StatementNamingOptions } from './postgres-statements.js';
 import { runDirectly } from './query-template.js';
 import { checkSlotRequest, type AnySchema, type DatabaseWork, type Migration, type SqlDatabase } from './sql-database.js';
@@ -123,7 +124,7 @@ export class PostgresDatabase implements SqlDatabase {
     pool.on('connect', (client) => {
       // Every query of the client is one round trip (pg sends parse, bind and execute together),
       // counted below the naming so that a DEALLOCATE or a retry it sends is counted too.
-      const sent = client.query.bind(client) as (...args: unknown[]) => unknown;
+      const sent = shapedSending(client.query.bind(client) as (...args: unknown[]) => unknown);
       const counts = this.#counts;
       const counted = (...args: unknown[]): unknown => {
         counts.statements += 1;

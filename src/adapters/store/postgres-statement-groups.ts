@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { shapedQuery } from './postgres-rows.js';
 import type { StatementNames } from './postgres-statements.js';
 
 /**
@@ -217,11 +218,12 @@ export class StatementGroups {
     let answers: Promise<pg.QueryResult>[];
     try {
       // Sent in this order: BEGIN (commit groups), the statements, COMMIT (commit groups).
+      const send = (query: pg.Query): unknown => client.query(query);
       const begin = commit ? [client.query('begin')] : [];
       const statements = group.map((pending) => {
         const number = names?.numberOf(pending.text, pending.values.length);
         const values = [...pending.values];
-        return number === undefined ? client.query(pending.text, values) : client.query({ name: `cg${this.#epoch}_${number}`, text: pending.text, values });
+        return shapedQuery(send, pending.text, values, number === undefined ? undefined : `cg${this.#epoch}_${number}`);
       });
       answers = [...begin, ...statements, ...(commit ? [client.query('commit')] : [])];
     } finally {

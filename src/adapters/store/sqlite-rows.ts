@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteStatement } from 'kysely';
+import { rowMaker } from './row-maker.js';
 
 /**
  * Rows of a reading statement taken from SQLite as arrays and made into objects here.
@@ -28,23 +29,4 @@ export function readingStatement(statement: BetterSqlite3.Statement): SqliteStat
       for (const values of arrays.iterate(parameters) as IterableIterator<unknown[]>) yield make(values);
     },
   };
-}
-
-/**
- * Makes a row object from its values in column order, as better-sqlite3 would: each name an own,
- * enumerable property, a later column of the same name overwriting an earlier one.
- */
-export function rowMaker(names: readonly string[]): (values: readonly unknown[]) => Record<string, unknown> {
-  // In a literal, a "__proto__" key would set the prototype instead of making a property.
-  if (names.includes('__proto__')) {
-    return (values) => {
-      const row: Record<string, unknown> = {};
-      names.forEach((name, index) => Object.defineProperty(row, name, { value: values[index], enumerable: true, writable: true, configurable: true }));
-      return row;
-    };
-  }
-  // The source holds nothing but JSON-quoted names and array indexes.
-  const properties = names.map((name, index) => `${JSON.stringify(name)}: values[${index}]`).join(', ');
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('values', `return { ${properties} };`) as (values: readonly unknown[]) => Record<string, unknown>;
 }
