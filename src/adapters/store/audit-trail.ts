@@ -261,14 +261,14 @@ export class AuditedWriteTemplate<S, P extends object, Row> {
 
   run(database: SqlDatabase, values: P, audited: AuditedRun, cause: AuditCause = currentAuditCause()): Promise<Row | undefined> {
     const shape = this.#shape;
-    const all = { ...values, ...causeValues(shape.subject, audited.subjectId, audited.at, shape.event, audited.errorCode, shape.fromPrevious ? null : audited.fromState, cause) };
+    const audit = causeValues(shape.subject, audited.subjectId, audited.at, shape.event, audited.errorCode, shape.fromPrevious ? null : audited.fromState, cause);
     if (database.dialect === 'postgres') {
-      return database.autocommit<AnySchema, Row | undefined>((db) => this.#combined.first(db, all));
+      return database.autocommit<AnySchema, Row | undefined>(async (db) => (await this.#combined.executeWith(db, values, audit)).rows[0]);
     }
     return database.transaction<S, Row | undefined>(async (trx) => {
       const row = await this.#write.first(trx, values);
       if (row === undefined) return undefined;
-      await this.#audit.execute(trx as unknown as Kysely<AnySchema>, all);
+      await this.#audit.executeWith(trx as unknown as Kysely<AnySchema>, values, audit);
       return row;
     });
   }

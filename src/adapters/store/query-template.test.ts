@@ -152,6 +152,23 @@ describe.each(STORE_TARGETS)('query templates on %s', (_name, open) => {
     await expect(async () => FIND_THING.first(reader, {} as { id: string })).rejects.toThrow('query find thing: no value for id');
   });
 
+  it('runs with the values of two objects as with their spread, the second winning, a null in it kept', async () => {
+    // Typed whole here: the test gives each part on its own, which the types would refuse.
+    const changed = (values: object, more: object): Promise<number> =>
+      database().autocommit<Schema, number>(async (db) => Number((await INSERT_THING.executeWith(db, values as ThingsTable, more as ThingsTable)).numAffectedRows ?? 0n));
+    expect(await changed(thing('w-1', { note: 'from the first' }), { amount: '7.77', note: null })).toBe(1);
+    // A slot the second leaves undefined takes the first's value.
+    expect(await changed({ id: 'w-2', state: 'NEW', amount: '1.00', note: 'kept' }, { attempts: 3, needs_attention: 0, note: undefined })).toBe(1);
+    const reader = database().reader<Schema>();
+    expect(await FIND_THING.rows(reader, { id: 'w-1' })).toStrictEqual([
+      { id: 'w-1', state: 'NEW', amount: '7.77', note: null, attempts: 0, needs_attention: 0, audit_seq: 0, prev_state: null },
+    ]);
+    expect(await FIND_THING.first(reader, { id: 'w-2' })).toMatchObject({ amount: '1.00', note: 'kept', attempts: 3 });
+    await expect(async () => changed({ id: 'w-3', state: 'NEW', amount: '1.00' }, { note: null, attempts: 0 })).rejects.toThrow(
+      'query insert thing: no value for needs_attention',
+    );
+  });
+
   it('makes an audited change and its audit row as auditedWrite does, and nothing when the compare-and-set is lost', async () => {
     for (const id of ['m-1', 'm-2']) await database().autocommit<Schema, number>((db) => INSERT_THING.changed(db, thing(id, { needs_attention: 1 })));
     const at = '2026-11-26T01:00:00.000Z';

@@ -81,10 +81,24 @@ export class QueryTemplate<S, P extends object, R> {
   }
 
   execute(db: Kysely<S>, values: P): Promise<QueryResult<R>> {
+    return this.#run(db, values as Record<string, unknown>, undefined);
+  }
+
+  /**
+   * execute with the values of `{ ...values, ...more }`, without making that object: spread into
+   * one, an audited write's row and its audit values make an object of some forty keys that V8
+   * keeps as a slow dictionary, and making it and reading it back took about 18 µs. A slot that
+   * `more` leaves undefined takes its value from `values`.
+   */
+  executeWith<A extends object, B extends object>(this: QueryTemplate<S, A & B, R>, db: Kysely<S>, values: A, more: B): Promise<QueryResult<R>> {
+    return this.#run(db, values as Record<string, unknown>, more as Record<string, unknown>);
+  }
+
+  #run(db: Kysely<S>, named: Record<string, unknown>, more: Record<string, unknown> | undefined): Promise<QueryResult<R>> {
     const compiled = this.#compile(db);
-    const named = values as Record<string, unknown>;
     const parameters = compiled.order.map((name) => {
-      const value = named[name];
+      let value = more === undefined ? undefined : more[name];
+      if (value === undefined) value = named[name];
       if (value === undefined) throw new Error(`query ${this.name}: no value for ${name}`);
       return value;
     });
