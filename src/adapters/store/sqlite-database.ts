@@ -160,13 +160,9 @@ export class SqliteDatabase implements SqlDatabase {
       // group is open, as Kysely refuses a query on a transaction that has ended.
       let open = true;
       const statements = this.#writerStatements;
-      runDirectly(trx, (text, parameters) => {
-        if (!open) return Promise.reject(new Error('Transaction has already ended'));
-        try {
-          return Promise.resolve(answer(statements, text, parameters));
-        } catch (error) {
-          return Promise.reject(error);
-        }
+      runDirectly(trx, async (text, parameters) => {
+        if (!open) throw new Error('Transaction has already ended');
+        return answer(statements, text, parameters);
       });
       try {
         // The writer is used by this group alone (Kysely's transaction holds its connection and
