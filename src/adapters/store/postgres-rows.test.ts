@@ -104,6 +104,84 @@ describe('shapedQuery on a real PostgreSQL server', () => {
     }
   });
 
+  it('describes a named statement once per connection, and later runs answer what pg answers', async () => {
+    const other = new pg.Client({ connectionString: database?.url });
+    await other.connect();
+    const connection = (client as unknown as { connection: { describe(message: unknown): void } }).connection;
+    const describe = connection.describe.bind(connection);
+    const described: unknown[] = [];
+    connection.describe = (message: unknown): void => {
+      described.push(message);
+      describe(message);
+    };
+    try {
+      await client.query(`insert into shaped (id, amount, n, at, body) values ('d1', '1.5', 1, '2026-11-26T10:00:00Z', '{"k":1}'), ('d2', '2.5', 2, null, null)`);
+      const select = 'select id, amount, n, at, body, tags from shaped where id = any($1) and (at is null or at < $2) order by id';
+      const update = 'update shaped set n = n + $1 where id = any($2)';
+      const runs: Array<[string, unknown[]]> = [
+        [select, [['d1', 'd2'], new Date('2026-11-27T00:00:00Z')]],
+        [select, [['d2'], new Date('2026-11-27T00:00:00Z')]],
+        [update, [10, ['d1', 'd2']]],
+        [select, [['d1', 'd2'], '2026-11-27T00:00:00Z']],
+        [update, [1, ['none']]],
+        [select, [['d1'], null]],
+      ];
+      for (const [text, values] of runs) {
+        const name = text === select ? 'shaped_described_select' : 'shaped_described_update';
+        await other.query('begin');
+        const viaPg = await other.query({ name, text, values: [...values] });
+        await other.query('rollback');
+        expect(seen(await shapedQuery(send, text, [...values], name))).toStrictEqual(seen(viaPg));
+      }
+      // Once for each statement: its first run. An update without RETURNING was described too
+      // (it answers no rows), and a statement without a name each time it runs.
+      expect(described).toStrictEqual([
+        { type: 'P', name: '' },
+        { type: 'P', name: '' },
+      ]);
+      await shapedQuery(send, 'select $1::text as v', ['unnamed']);
+      await shapedQuery(send, 'select $1::text as v', ['unnamed']);
+      expect(described).toHaveLength(4);
+      const rows = await shapedQuery(send, select, [['d1', 'd2'], '2026-11-28T00:00:00Z'], 'shaped_described_select');
+      expect(rows.rows).toStrictEqual([
+        { id: 'd1', amount: '1.5000', n: 11, at: new Date('2026-11-26T10:00:00Z'), body: { k: 1 }, tags: null },
+        { id: 'd2', amount: '2.5000', n: 12, at: null, body: null, tags: null },
+      ]);
+      expect(described).toHaveLength(4);
+    } finally {
+      connection.describe = describe;
+      await client.query("delete from shaped where id in ('d1', 'd2')");
+      await other.end();
+    }
+  });
+
+  it('keeps no description past a change of the table: the prepared statement fails as pg\'s own does, and one that cannot be bound leaves it in place', async () => {
+    const other = new pg.Client({ connectionString: database?.url });
+    await other.connect();
+    const text = 'select * from shaped where id = $1';
+    const name = 'shaped_star';
+    try {
+      expect((await shapedQuery(send, text, ['a'], name)).rows[0]).toMatchObject({ id: 'a' });
+      await other.query({ name, text, values: ['a'] });
+      // A value pg cannot convert: refused before anything is sent for it; the statement stays.
+      const unconvertible = { toPostgres: (): never => { throw new Error('no conversion'); } };
+      await expect(shapedQuery(send, text, [unconvertible], name)).rejects.toThrow('no conversion');
+      expect((await shapedQuery(send, text, ['a'], name)).rows[0]).toMatchObject({ id: 'a' });
+      await client.query('alter table shaped add column later integer');
+      try {
+        const viaPg = other.query({ name, text, values: ['a'] });
+        await expect(viaPg).rejects.toMatchObject({ code: '0A000', message: 'cached plan must not change result type' });
+        await expect(shapedQuery(send, text, ['a'], name)).rejects.toMatchObject({ code: '0A000', message: 'cached plan must not change result type' });
+        // The client goes on: a statement of another name describes the new shape.
+        expect((await shapedQuery(send, text, ['a'], 'shaped_star_again')).rows[0]).toMatchObject({ id: 'a', later: null });
+      } finally {
+        await client.query('alter table shaped drop column later');
+      }
+    } finally {
+      await other.end();
+    }
+  });
+
   it('sends through shapedSending only text with values, or a name, text and values; anything else as it came', async () => {
     const calls: unknown[][] = [];
     const query = shapedSending((...args: unknown[]) => {

@@ -17,6 +17,10 @@ import { rowMaker } from './row-maker.js';
  * result of another shape (a column added since) is looked up again. The connector never changes
  * a type parser while it runs; a result in binary format, or rows asked for as arrays, go through
  * `pg`'s own code.
+ *
+ * `pg` also asks the server to describe a named statement's result every time it runs it. The
+ * answer cannot change while the statement exists (see describedByConnection), so a connection
+ * asks once per named statement and keeps the answer; later runs send only their values.
  */
 
 /** What `pg`'s query and result hold that its type declarations do not show. */
@@ -60,6 +64,8 @@ interface Decoder {
 
 /** Statements kept per client's types; a client that runs more starts again (rows stay right, only slower). */
 const MAX_DECODERS = 512;
+/** `pg`'s own conversion of a value for the server, as its statements bind them. */
+const prepareValue = (pg as unknown as { readonly utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
 const decodersByTypes = new WeakMap<TypeSource, Map<string, Decoder>>();
 
 function decoderFor(types: TypeSource, text: string, fields: readonly FieldMessage[]): Decoder {
@@ -91,29 +97,115 @@ function sameShape(decoder: Decoder, fields: readonly FieldMessage[]): boolean {
   return true;
 }
 
+/** `pg`'s connection as far as a query's preparation uses it. */
+interface ConnectionInternals {
+  bind(message: unknown): void;
+  describe(message: unknown): void;
+  close(message: unknown): void;
+  execute(message: unknown): void;
+  sync(): void;
+  readonly parsedStatements: Record<string, string | undefined>;
+}
+
+/** What the server said a named statement answers: its columns, or no rows at all. */
+interface Described {
+  readonly text: string;
+  readonly fields: readonly FieldMessage[];
+  readonly decoder: Decoder | undefined;
+}
+
+/**
+ * The result shapes of each connection's named statements, as the server described them. A
+ * statement prepared by name has one result shape for as long as it exists: PostgreSQL refuses to
+ * run it once its result would change ("cached plan must not change result type", SQLSTATE
+ * 0A000), so that a description once received holds for every later run on that connection.
+ */
+const describedByConnection = new WeakMap<object, Map<string, Described>>();
+
+function describedOn(connection: object): Map<string, Described> {
+  let described = describedByConnection.get(connection);
+  if (described === undefined) {
+    described = new Map();
+    describedByConnection.set(connection, described);
+  }
+  return described;
+}
+
 class ShapedQuery extends pg.Query {
   #decoder: Decoder | undefined;
+  /** The connection this named statement asked to be described on, until its answer has come. */
+  #describing: object | undefined;
+  #sawRows = false;
 
   constructor(text: string, values: unknown[], name: string | undefined, callback: (error: Error | undefined, result: pg.QueryResult) => void) {
     super(text, values, callback as never);
     if (name !== undefined) (this as unknown as QueryInternals).name = name;
   }
 
+  /**
+   * As `pg` prepares a statement, except that a named statement this connection has run before,
+   * with its result already described, is not described again: the server would send the same
+   * column list (about 1 KB for an incoming transfer) with every answer, and it would be parsed
+   * again. Its rows are made with the shape kept from the first description.
+   */
+  prepare(connection: ConnectionInternals): void {
+    const query = this as unknown as QueryInternals & { readonly binary?: boolean; readonly rows?: number; readonly portal?: string };
+    const name = query.name;
+    const plain = name !== undefined && name !== '' && query.binary !== true && query.rows === undefined && (query.portal ?? '') === '' && query._rowMode === undefined;
+    const described = plain ? describedOn(connection).get(name) : undefined;
+    if (!plain || described === undefined || described.text !== query.text || connection.parsedStatements[name] !== query.text || query._result._types === undefined) {
+      if (plain) this.#describing = connection;
+      (pg.Query.prototype as unknown as { prepare(connection: unknown): void }).prepare.call(this, connection);
+      return;
+    }
+    try {
+      connection.bind({ portal: '', statement: name, values: (this as unknown as { values: unknown[] }).values, binary: false, valueMapper: prepareValue });
+    } catch (error) {
+      // A value `pg` cannot convert: nothing of this run was sent. Unlike `pg` (which closes the
+      // statement here, though its connection goes on counting it as prepared), the statement
+      // stays prepared for the next run.
+      connection.sync();
+      (this as unknown as { handleError(error: unknown, connection: unknown): void }).handleError(error, connection);
+      return;
+    }
+    this.#shape(described);
+    connection.execute({ portal: '', rows: undefined });
+    connection.sync();
+  }
+
+  #shape(described: Described): void {
+    const query = this as unknown as QueryInternals;
+    query._checkForMultirow();
+    this.#decoder = described.decoder;
+    const result = query._result;
+    result.fields = described.fields as unknown[];
+    result._parsers = described.decoder?.parsers;
+    query._accumulateRows = query.callback !== undefined || query.listeners('row').length === 0;
+  }
+
   handleRowDescription(message: { readonly fields: readonly FieldMessage[] }): void {
     const query = this as unknown as QueryInternals;
     const types = query._result._types;
+    this.#sawRows = true;
     if (types === undefined || query._rowMode !== undefined || message.fields.some((field) => field.format !== 'text')) {
       this.#decoder = undefined;
+      this.#describing = undefined;
       (pg.Query.prototype as unknown as { handleRowDescription(message: unknown): void }).handleRowDescription.call(this, message);
       return;
     }
-    query._checkForMultirow();
     const decoder = decoderFor(types, query.text, message.fields);
-    this.#decoder = decoder;
-    const result = query._result;
-    result.fields = message.fields as unknown[];
-    result._parsers = decoder.parsers;
-    query._accumulateRows = query.callback !== undefined || query.listeners('row').length === 0;
+    const connection = this.#describing;
+    if (connection !== undefined && query.name !== undefined) describedOn(connection).set(query.name, { text: query.text, fields: message.fields, decoder });
+    this.#shape({ text: query.text, fields: message.fields, decoder });
+  }
+
+  handleCommandComplete(message: unknown, connection: unknown): void {
+    // Described, and the server answered that it returns no rows (an insert or update without
+    // RETURNING): that too holds for every later run.
+    const describing = this.#describing;
+    const query = this as unknown as QueryInternals;
+    if (describing !== undefined && !this.#sawRows && query.name !== undefined) describedOn(describing).set(query.name, { text: query.text, fields: [], decoder: undefined });
+    (pg.Query.prototype as unknown as { handleCommandComplete(message: unknown, connection: unknown): void }).handleCommandComplete.call(this, message, connection);
   }
 
   handleDataRow(message: { readonly fields: ReadonlyArray<string | null> }): void {
