@@ -100,8 +100,6 @@ function sameShape(decoder: Decoder, fields: readonly FieldMessage[]): boolean {
 /** `pg`'s connection as far as a query's preparation uses it. */
 interface ConnectionInternals {
   bind(message: unknown): void;
-  describe(message: unknown): void;
-  close(message: unknown): void;
   execute(message: unknown): void;
   sync(): void;
   readonly parsedStatements: Record<string, string | undefined>;
@@ -135,7 +133,8 @@ class ShapedQuery extends pg.Query {
   #decoder: Decoder | undefined;
   /** The connection this named statement asked to be described on, until its answer has come. */
   #describing: object | undefined;
-  #sawRows = false;
+  /** Whether the server described this run's rows (a statement that returns none has no description). */
+  #sawRowDescription = false;
 
   constructor(text: string, values: unknown[], name: string | undefined, callback: (error: Error | undefined, result: pg.QueryResult) => void) {
     super(text, values, callback as never);
@@ -186,7 +185,7 @@ class ShapedQuery extends pg.Query {
   handleRowDescription(message: { readonly fields: readonly FieldMessage[] }): void {
     const query = this as unknown as QueryInternals;
     const types = query._result._types;
-    this.#sawRows = true;
+    this.#sawRowDescription = true;
     if (types === undefined || query._rowMode !== undefined || message.fields.some((field) => field.format !== 'text')) {
       this.#decoder = undefined;
       this.#describing = undefined;
@@ -204,7 +203,7 @@ class ShapedQuery extends pg.Query {
     // RETURNING): that too holds for every later run.
     const describing = this.#describing;
     const query = this as unknown as QueryInternals;
-    if (describing !== undefined && !this.#sawRows && query.name !== undefined) describedOn(describing).set(query.name, { text: query.text, fields: [], decoder: undefined });
+    if (describing !== undefined && !this.#sawRowDescription && query.name !== undefined) describedOn(describing).set(query.name, { text: query.text, fields: [], decoder: undefined });
     (pg.Query.prototype as unknown as { handleCommandComplete(message: unknown, connection: unknown): void }).handleCommandComplete.call(this, message, connection);
   }
 
