@@ -99,10 +99,13 @@ function sameShape(decoder: Decoder, fields: readonly FieldMessage[]): boolean {
 
 /** `pg`'s connection as far as a query's preparation uses it. */
 interface ConnectionInternals {
+  parse(message: unknown): void;
   bind(message: unknown): void;
+  describe(message: unknown): void;
   execute(message: unknown): void;
   sync(): void;
   readonly parsedStatements: Record<string, string | undefined>;
+  readonly submittedNamedStatements: Record<string, string | undefined>;
 }
 
 /** What the server said a named statement answers: its columns, or no rows at all. */
@@ -142,32 +145,41 @@ class ShapedQuery extends pg.Query {
   }
 
   /**
-   * As `pg` prepares a statement, except that a named statement this connection has run before,
-   * with its result already described, is not described again: the server would send the same
-   * column list (about 1 KB for an incoming transfer) with every answer, and it would be parsed
-   * again. Its rows are made with the shape kept from the first description.
+   * As `pg` prepares a statement, with two differences for a named one:
+   * - once this connection has had its result described, it is not described again: the server
+   *   would send the same column list (about 1 KB for an incoming transfer) with every answer,
+   *   and it would be parsed again. The rows are made with the shape kept from the first answer;
+   * - a value that cannot be converted fails the run and leaves the statement prepared. `pg`
+   *   closes the statement there, yet its connection goes on counting it as prepared, so that
+   *   every later run of it on that connection would fail ("prepared statement does not exist").
    */
   prepare(connection: ConnectionInternals): void {
-    const query = this as unknown as QueryInternals & { readonly binary?: boolean; readonly rows?: number; readonly portal?: string };
+    const query = this as unknown as QueryInternals & { readonly binary?: boolean; readonly rows?: number; readonly portal?: string; readonly types?: unknown };
     const name = query.name;
     const plain = name !== undefined && name !== '' && query.binary !== true && query.rows === undefined && (query.portal ?? '') === '' && query._rowMode === undefined;
-    const described = plain ? describedOn(connection).get(name) : undefined;
-    if (!plain || described === undefined || described.text !== query.text || connection.parsedStatements[name] !== query.text || query._result._types === undefined) {
-      if (plain) this.#describing = connection;
+    if (!plain || query._result._types === undefined) {
       (pg.Query.prototype as unknown as { prepare(connection: unknown): void }).prepare.call(this, connection);
       return;
+    }
+    // As pg's hasBeenParsed: sent before on this connection, answered or not.
+    if (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined) {
+      connection.parse({ text: query.text, name, types: query.types });
+      connection.submittedNamedStatements[name] = query.text;
     }
     try {
       connection.bind({ portal: '', statement: name, values: (this as unknown as { values: unknown[] }).values, binary: false, valueMapper: prepareValue });
     } catch (error) {
-      // A value `pg` cannot convert: nothing of this run was sent. Unlike `pg` (which closes the
-      // statement here, though its connection goes on counting it as prepared), the statement
-      // stays prepared for the next run.
+      // Nothing of this run but a parse was sent: the sync ends it, and the statement stays.
       connection.sync();
       (this as unknown as { handleError(error: unknown, connection: unknown): void }).handleError(error, connection);
       return;
     }
-    this.#shape(described);
+    const described = describedOn(connection).get(name);
+    if (described !== undefined && described.text === query.text && connection.parsedStatements[name] === query.text) this.#shape(described);
+    else {
+      this.#describing = connection;
+      connection.describe({ type: 'P', name: '' });
+    }
     connection.execute({ portal: '', rows: undefined });
     connection.sync();
   }
