@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
+import { withAuditCause } from '../audit/audit-cause.js';
 import { ConnectorError, isConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
 import { forEachConcurrently } from '../shared/bounded.js';
@@ -199,10 +200,15 @@ export class IdentifierJobs {
     return this.view(jobId);
   }
 
-  /** Processes the job's pending lines unless this process is at it already. */
-  resume(jobId: string): void {
+  /**
+   * Processes the job's pending lines unless this process is at it already. A job resumed by the
+   * recovery pass (after a restart, an outage) makes its changes with the audit cause `recovery`;
+   * one started by its upload, with the upload's.
+   */
+  resume(jobId: string, by: 'upload' | 'recovery' = 'upload'): void {
     if (this.#running.has(jobId)) return;
-    const work = this.#process(jobId)
+    const processed = by === 'recovery' ? withAuditCause({ cause: 'recovery' }, () => this.#process(jobId)) : this.#process(jobId);
+    const work = processed
       .catch((error: unknown) => this.logger.error({ jobId, err: error }, 'identifier job stopped; resumed by the next pass'))
       .finally(() => this.#running.delete(jobId));
     this.#running.set(jobId, work);
@@ -211,7 +217,7 @@ export class IdentifierJobs {
   /** The recovery pass: resumes every job not done (after a crash or a restart). */
   async resumeUnfinished(): Promise<number> {
     const jobs = await this.#db().selectFrom('identifier_jobs').select('job_id').where('state', '=', 'RUNNING').execute();
-    for (const job of jobs) this.resume(job.job_id);
+    for (const job of jobs) this.resume(job.job_id, 'recovery');
     return jobs.length;
   }
 

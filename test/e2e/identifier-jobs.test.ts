@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -112,6 +114,29 @@ describe('bulk identifier registration', () => {
     expect(await done(second, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
     // The second identifier was registered in the first run already: nothing was sent twice.
     expect(accountsPosts(second)).toHaveLength(1);
+  });
+
+  it('a job stopped by an institution outage is finished by the recovery pass, whose changes the audit trail records as recovery', async () => {
+    h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['identifierEligibility'], failures: 1, kind: 'unavailable' }) } });
+    const submitted = await upload(h, [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', 'MSISDN,260971000002,,a,2026-11-20T08:00:00Z,app'].join('\n'));
+    const jobId = String(submitted.body['jobId']);
+    expect(await done(h, jobId)).toMatchObject({ state: 'RUNNING' });
+    expect(await h.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(h, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
+    const harness = h;
+    const histories = await Promise.all(['260971000001', '260971000002'].map(async (idValue) => (await harness.app.audit.history('identifier', auditSubjectId({ idType: 'MSISDN', idValue }))).map((event) => [event.event, event.fromState, event.toState, event.cause])));
+    // The first line's eligibility check met the outage: the resumed job created its record. The
+    // second line's record was created by the upload; the resumed job sent both to the platform.
+    expect(histories).toEqual([
+      [
+        ['created', null, 'REQUESTED', 'recovery'],
+        ['transition', 'REQUESTED', 'REGISTERED', 'recovery'],
+      ],
+      [
+        ['created', null, 'REQUESTED', 'request'],
+        ['transition', 'REQUESTED', 'REGISTERED', 'recovery'],
+      ],
+    ]);
   });
 
   it('the command line uploads the file, shows progress, prints a summary and writes the report', async () => {
