@@ -113,6 +113,22 @@ describe('statement groups on PostgreSQL', () => {
     expect(five[0]).not.toBe(zero);
   });
 
+  it('sends the statements that arrive in one turn of the event loop, with nothing in flight, as one group; a statement alone goes alone', async () => {
+    const database = open();
+    const before = database.work();
+    // Three requests read in the same turn each bring a statement: one transaction.
+    const turn = [6, 7, 8].map((id) => insert(database, id, `row ${id}`));
+    expect(await Promise.all(turn)).toEqual([6, 7, 8].map((id) => [{ id, v: `row ${id}` }]));
+    expect(delta(before, database.work())).toEqual({ statements: 5, roundTrips: 1, transactions: 3, commits: 1 });
+    expect(new Set(await writers(database, [6, 7, 8])).size).toBe(1);
+    // One statement in a turn of its own goes alone, without BEGIN and COMMIT around it.
+    const middle = database.work();
+    expect(await insert(database, 9, 'row 9')).toEqual([{ id: 9, v: 'row 9' }]);
+    expect(delta(middle, database.work())).toEqual({ statements: 1, roundTrips: 1, transactions: 1, commits: 1 });
+    const [eight, nine] = await writers(database, [8, 9]);
+    expect(nine).not.toBe(eight);
+  });
+
   it('rolls the whole group back when one statement fails, then runs each alone: each caller gets its own outcome', async () => {
     const database = open();
     const before = database.work();

@@ -6,10 +6,13 @@ import type { StatementNames } from './postgres-statements.js';
  * Statements of many requests sent to PostgreSQL together, in one write on one pipelined
  * connection, so that a group of them costs one round trip instead of one each.
  *
- * Gathering: a statement that arrives while nothing is in flight goes alone at once (through
- * `single`, the ordinary pool), as it would without groups; those that arrive while a statement
- * or a group is in flight wait for it and then go together. Nothing waits for a timer, and at
- * most one statement or group of an instance is in flight at a time.
+ * Gathering: a statement that arrives while nothing is in flight is sent at the end of the event
+ * loop's current turn (setImmediate), together with every statement that arrives before then:
+ * the requests read in one turn each bring theirs, so under load they make one group instead of
+ * a statement alone and a group behind it. Sent alone (through `single`, the ordinary pool, as
+ * without groups) when it is the only one. Statements that arrive while a statement or a group
+ * is in flight wait for it and then go together. Nothing waits for a timer, and at most one
+ * statement or group of an instance is in flight at a time.
  *
  * Commit groups (`mode: 'commit'`), for statements that are atomic by themselves (an audited
  * change, a one-statement reservation), each normally committed on its own. The group is one
@@ -83,15 +86,14 @@ export class StatementGroups {
   /** Runs one statement, alone or in the next group. */
   run(text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
     if (this.#closed) return Promise.reject(new Error('database is closed'));
+    const answer = new Promise<pg.QueryResult>((resolve, reject) => this.#queue.push({ text, values, resolve, reject }));
     if (!this.#inFlight) {
-      // Nothing in flight: go at once, alone, and let the statements that arrive meanwhile
-      // gather behind it.
+      // Nothing in flight: the statements of this turn go together once it ends, and those
+      // that arrive while they are in flight gather behind them.
       this.#inFlight = true;
-      const alone = this.#single(text, values);
-      void alone.then(this.#next, this.#next);
-      return alone;
+      setImmediate(this.#next);
     }
-    return new Promise<pg.QueryResult>((resolve, reject) => this.#queue.push({ text, values, resolve, reject }));
+    return answer;
   }
 
   /** Rejects what is waiting; a group in flight finishes. */
