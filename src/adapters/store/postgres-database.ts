@@ -41,9 +41,10 @@ export interface PostgresDatabaseOptions {
   /** Limits on which statements get a name (see postgres-statements.ts). */
   readonly statementNaming?: StatementNamingOptions | undefined;
   /**
-   * Statements that arrive while one is in flight go together, written at once on a pipelined
-   * connection (default true; see postgres-statement-groups.ts): autocommitted statements as one
-   * transaction (commit groups), quick reads each on its own (read groups). Off: each statement
+   * Statements that arrive in one turn of the event loop, or while one is in flight, go
+   * together, written at once on a pipelined connection (default true; see
+   * postgres-statement-groups.ts): autocommitted statements as one transaction (commit groups),
+   * quick reads each on its own (read groups). Off: each statement
    * is its own round trip, and each autocommitted one its own commit.
    */
   readonly statementGroups?: boolean | undefined;

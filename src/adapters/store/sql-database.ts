@@ -46,8 +46,8 @@ export interface SqlDatabase {
   reader<S>(): Kysely<S>;
   /**
    * For short reads by key on the payment path (a quote, a transfer, a customer by id). On
-   * PostgreSQL those that arrive while one is in flight go together on one pipelined connection
-   * (read groups), each still its own statement; a long read there would delay the reads
+   * PostgreSQL those of one turn of the event loop, or that arrive while one is in flight, go
+   * together on one pipelined connection (read groups), each still its own statement; a long read there would delay the reads
    * written behind it, so listings, reports and scans use `reader`. On SQLite the same as
    * `reader`.
    */
@@ -61,8 +61,9 @@ export interface SqlDatabase {
   /**
    * Runs `work`, which sends ONE statement that is atomic by itself (an INSERT, an UPDATE, a
    * data-modifying WITH). PostgreSQL commits it without BEGIN and COMMIT of its own: alone when
-   * nothing else is in flight (one round trip), else in a commit group with the statements that
-   * arrived meanwhile (one round trip and one commit for the group). SQLite runs it as a
+   * it is the only one of its turn of the event loop and nothing else is in flight (one round
+   * trip), else in a commit group with the statements of its turn or those that arrived while
+   * one was in flight (one round trip and one commit for the group). SQLite runs it as a
    * transaction, so that it is group-committed and durable like the rest.
    */
   autocommit<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T>;
