@@ -44,8 +44,8 @@ export interface PostgresDatabaseOptions {
    * Statements that arrive in one turn of the event loop, or while one is in flight, go
    * together, written at once on a pipelined connection (default true; see
    * postgres-statement-groups.ts): autocommitted statements as one transaction (commit groups),
-   * quick reads each on its own (read groups). Off: each statement
-   * is its own round trip, and each autocommitted one its own commit.
+   * quick reads each on its own (read groups). Off: each statement is its own round trip, and
+   * each autocommitted one its own commit.
    */
   readonly statementGroups?: boolean | undefined;
 }

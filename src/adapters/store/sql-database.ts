@@ -47,9 +47,9 @@ export interface SqlDatabase {
   /**
    * For short reads by key on the payment path (a quote, a transfer, a customer by id). On
    * PostgreSQL those of one turn of the event loop, or that arrive while one is in flight, go
-   * together on one pipelined connection (read groups), each still its own statement; a long read there would delay the reads
-   * written behind it, so listings, reports and scans use `reader`. On SQLite the same as
-   * `reader`.
+   * together on one pipelined connection (read groups), each still its own statement; a long
+   * read there would delay the reads written behind it, so listings, reports and scans use
+   * `reader`. On SQLite the same as `reader`.
    */
   quickReader<S>(): Kysely<S>;
   /**
