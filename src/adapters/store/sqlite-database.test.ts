@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FileSync } from './durability-gate.js';
 import { queryTemplate } from './query-template.js';
 import type { Migration } from './sql-database.js';
-import { SqliteDatabase } from './sqlite-database.js';
+import { PAGE_CACHE_KIB, SqliteDatabase } from './sqlite-database.js';
 
 interface ItemsSchema {
   items: { id: number; label: string };
@@ -312,6 +312,15 @@ describe('SqliteDatabase group commit', () => {
       undefined,
     ]);
     expect(readerQueries).not.toHaveBeenCalled();
+    await database.close();
+  });
+
+  it("gives the writer and the reader SQLite's own 2,000 KiB page cache, not better-sqlite3's 16,000", async () => {
+    const database = new SqliteDatabase(path);
+    const cacheSize = sql<{ cache_size: number }>`pragma cache_size`;
+    expect(PAGE_CACHE_KIB).toBe(2000);
+    expect((await cacheSize.execute(database.reader())).rows).toEqual([{ cache_size: -2000 }]);
+    expect(await database.transaction(async (trx) => (await cacheSize.execute(trx)).rows)).toEqual([{ cache_size: -2000 }]);
     await database.close();
   });
 
