@@ -94,6 +94,39 @@ describe('DurabilityGate', () => {
     expect(disk.calls).toBe(1);
   });
 
+  it('holds a read while a commit is under way, until it is made and synced or abandoned', async () => {
+    const disk = manualSync();
+    const gate = new DurabilityGate(disk.sync);
+    const order: string[] = [];
+    // Nothing counted yet, but a commit begun: the read may already see it.
+    const made = gate.beginCommit();
+    void gate.settled()?.then(() => order.push('read after the made commit'));
+    await drain();
+    expect(order).toStrictEqual([]);
+    expect(disk.calls).toBe(0);
+    const durable = made.made();
+    await drain();
+    expect(disk.calls).toBe(1);
+    expect(order).toStrictEqual([]);
+    disk.finish();
+    await durable;
+    await drain();
+    expect(order).toStrictEqual(['read after the made commit']);
+    expect(() => made.made()).toThrow('this commit has already been made or abandoned');
+
+    // An abandoned commit lets the read through with no sync, as nothing was made.
+    const given = gate.beginCommit();
+    void gate.settled()?.then(() => order.push('read after the abandoned commit'));
+    await drain();
+    expect(order).toStrictEqual(['read after the made commit']);
+    given.abandoned();
+    await drain();
+    expect(order).toStrictEqual(['read after the made commit', 'read after the abandoned commit']);
+    expect(() => given.abandoned()).toThrow('this commit has already been made or abandoned');
+    expect(gate.settled()).toBeUndefined();
+    expect(disk.calls).toBe(1);
+  });
+
   it('refuses the commits a failed sync covered, and every later one, without syncing again', async () => {
     const disk = manualSync();
     const gate = new DurabilityGate(disk.sync);

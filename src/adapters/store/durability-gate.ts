@@ -28,6 +28,13 @@ export function fileSync(path: string): FileSync {
   };
 }
 
+/** A commit about to be made: `made` once the database has made it, `abandoned` if it failed. */
+export interface CommitUnderWay {
+  /** Counts the commit; the promise resolves once it is on disk. */
+  made(): Promise<void>;
+  abandoned(): void;
+}
+
 /** A caller waiting until commit number `commit` is on disk. */
 interface Waiter {
   readonly commit: number;
@@ -60,6 +67,9 @@ export class DurabilityGate {
   /** In order of their commits, which only grow. */
   #waiters: Waiter[] = [];
   #failure: Error | undefined;
+  /** Commits begun and not yet made or abandoned, and what settled() waits on meanwhile. */
+  #underWay = 0;
+  #underWayEnds: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   constructor(sync: () => Promise<void>, options: { readonly inFlight?: number } = {}) {
     const inFlight = options.inFlight ?? 1;
@@ -75,10 +85,48 @@ export class DurabilityGate {
   }
 
   /**
+   * Says a commit is about to be made, before it is. A reader connection sees a commit's rows as
+   * soon as the database has made it, which is before the caller can count it (the commit's
+   * promise settles some steps later): until it is counted (`made`) or given up (`abandoned`),
+   * settled() waits, so that no read returns those rows before their sync.
+   */
+  beginCommit(): CommitUnderWay {
+    this.#underWay += 1;
+    if (this.#underWayEnds === undefined) {
+      let resolve = (): void => undefined;
+      const promise = new Promise<void>((settle) => {
+        resolve = settle;
+      });
+      this.#underWayEnds = { promise, resolve };
+    }
+    let ended = false;
+    const end = (): void => {
+      if (ended) throw new Error('this commit has already been made or abandoned');
+      ended = true;
+      this.#underWay -= 1;
+      const ends = this.#underWayEnds;
+      if (this.#underWay === 0 && ends !== undefined) {
+        this.#underWayEnds = undefined;
+        ends.resolve();
+      }
+    };
+    return {
+      made: () => {
+        end();
+        return this.committed();
+      },
+      abandoned: end,
+    };
+  }
+
+  /**
    * Resolves once every commit made so far is on disk: for a read, which may have seen any of
-   * them. `undefined` when they already are, so that the common case costs no promise.
+   * them, including one under way (beginCommit). `undefined` when they already are, so that the
+   * common case costs no promise.
    */
   settled(): Promise<void> | undefined {
+    const underWay = this.#underWayEnds;
+    if (underWay !== undefined) return underWay.promise.then(() => this.settled());
     if (this.#failure === undefined && this.#durable >= this.#committed) return undefined;
     return this.#until(this.#committed);
   }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FileSync } from './durability-gate.js';
@@ -216,6 +217,109 @@ describe('SqliteDatabase group commit', () => {
     await expect(database.transaction(async () => 'never')).rejects.toThrow(message);
     await expect(database.health()).rejects.toThrow(message);
     await expect(database.reader<ItemsSchema>().selectFrom('items').selectAll().execute()).rejects.toThrow(message);
+    await database.close();
+  });
+
+  it('returns no row from the reader between its commit and the count of that commit, by template or through Kysely', async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    const find = queryTemplate<ItemsSchema, { id: number }, ItemsSchema['items']>('find item', (db, p) => db.selectFrom('items').selectAll().where('id', '=', p.id));
+    const reader = database.reader<ItemsSchema>();
+    log.held = true;
+    // Reads that poll for the row at every step of the event loop's microtasks while the group
+    // commits: SQLite shows the row to the reader as soon as it has made the commit, some steps
+    // before the group learns that its commit is done.
+    const seen: string[] = [];
+    const poll = async (how: 'template' | 'kysely'): Promise<void> => {
+      for (let step = 0; step < 60; step += 1) {
+        const rows = how === 'template' ? await find.rows(reader, { id: 31 }) : await reader.selectFrom('items').selectAll().where('id', '=', 31).execute();
+        if (rows.length > 0) {
+          seen.push(`${how} read the row with ${log.held ? 'its sync not done' : 'its sync done'}`);
+          return;
+        }
+      }
+    };
+    let polls: Promise<unknown> = Promise.resolve();
+    const written = database.transaction<ItemsSchema, void>(async (trx) => {
+      await trx.insertInto('items').values({ id: 31, label: 'polled' }).execute();
+      // Not awaited: they run on while the group is released and committed.
+      polls = Promise.all([poll('template'), poll('kysely')]);
+    });
+    await turns();
+    expect(database.work().commits).toBeGreaterThan(0);
+    expect(seen).toStrictEqual([]);
+    log.release();
+    await written;
+    await polls;
+    expect(seen.sort()).toStrictEqual(['kysely read the row with its sync done', 'template read the row with its sync done']);
+    await database.close();
+  });
+
+  it('rolls back work queued before a failed sync instead of committing it', async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    log.held = true;
+    const first = database.transaction<ItemsSchema, void>(async (trx) => {
+      await trx.insertInto('items').values({ id: 41, label: 'synced in vain' }).execute();
+    });
+    await turns();
+    // Accepted while the gate had not failed, and queued behind the sync that will fail.
+    let ran = false;
+    const queued = database.transaction<ItemsSchema, void>(async (trx) => {
+      ran = true;
+      await trx.insertInto('items').values({ id: 42, label: 'never committed' }).execute();
+    });
+    log.fail(new Error('EIO: i/o error, fsync'));
+    const message = "the database's log could not be written to disk; restart the connector: EIO: i/o error, fsync";
+    await expect(first).rejects.toThrow(message);
+    await expect(queued).rejects.toThrow(message);
+    expect(ran).toBe(true);
+    await database.close();
+    // After the restart the failure asks for: the refused transaction left nothing.
+    const reopened = new SqliteDatabase(path);
+    try {
+      expect(await reopened.reader<ItemsSchema>().selectFrom('items').select('id').where('id', '=', 42).execute()).toStrictEqual([]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('makes rows with the columns a migration left, on both connections, for statements prepared before it', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([
+      itemsMigration,
+      {
+        id: 'test-002-item-notes',
+        async up(db) {
+          await db.schema.alterTable('items').addColumn('note', 'varchar(32)').execute();
+          await db.schema.alterTable('items').addColumn('colour', 'varchar(16)').execute();
+          await db.insertInto('items').values({ id: 51, label: 'fifty-one', note: 'n', colour: 'red' }).execute();
+        },
+      },
+    ]);
+    const readAll = <S>(db: Kysely<S>): Promise<unknown[]> => (db as unknown as Kysely<{ items: Record<string, unknown> }>).selectFrom('items').selectAll().execute();
+    expect(await readAll(database.reader())).toStrictEqual([{ id: 51, label: 'fifty-one', note: 'n', colour: 'red' }]);
+    expect(await database.transaction(readAll)).toStrictEqual([{ id: 51, label: 'fifty-one', note: 'n', colour: 'red' }]);
+    // A column renamed: rows as long as before, under another name.
+    await database.migrate([
+      {
+        id: 'test-003-item-shade',
+        async up(db) {
+          await db.schema.alterTable('items').renameColumn('colour', 'shade').execute();
+        },
+      },
+    ]);
+    expect(await readAll(database.reader())).toStrictEqual([{ id: 51, label: 'fifty-one', note: 'n', shade: 'red' }]);
+    expect(await database.transaction(readAll)).toStrictEqual([{ id: 51, label: 'fifty-one', note: 'n', shade: 'red' }]);
+    // A column dropped by a schema change the migrations did not make (another connection's):
+    // shorter rows tell a kept statement that SQLite prepared it again.
+    const other = new BetterSqlite3(path);
+    other.exec('alter table items drop column note');
+    other.close();
+    expect(await readAll(database.reader())).toStrictEqual([{ id: 51, label: 'fifty-one', shade: 'red' }]);
+    expect(await database.transaction(readAll)).toStrictEqual([{ id: 51, label: 'fifty-one', shade: 'red' }]);
     await database.close();
   });
 

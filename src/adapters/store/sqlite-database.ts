@@ -62,7 +62,9 @@ export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
   readonly #writer: Kysely<AnySchema>;
   /** The writer's statements, for the templates a group runs without Kysely's executor. */
-  readonly #writerStatements: KyselySqliteDatabase;
+  readonly #writerStatements: CachingStatements;
+  /** Every connection's kept statements, forgotten after a migration. */
+  readonly #statementCaches: CachingStatements[];
   readonly #readerDb: Kysely<AnySchema>;
   readonly #connections: BetterSqlite3.Database[];
   /** The savepoint around each unit of a group, run on the writer directly (no query building). */
@@ -100,6 +102,7 @@ export class SqliteDatabase implements SqlDatabase {
     };
     this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
     this.#writerStatements = cachingStatements(writer, counted);
+    this.#statementCaches = [this.#writerStatements];
     this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: this.#writerStatements }) });
     const gate = this.#gate;
     if (gate === undefined) {
@@ -108,6 +111,7 @@ export class SqliteDatabase implements SqlDatabase {
       this.#readerDb = this.#writer;
     } else {
       const readerStatements = cachingStatements(reader, counted);
+      this.#statementCaches.push(readerStatements);
       this.#readerDb = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: readerStatements }), plugins: [durableReads(gate)] });
       // The same as durableReads: the rows wait until every commit they could show is on disk.
       runDirectly(this.#readerDb, async (text, parameters) => {
@@ -163,6 +167,8 @@ export class SqliteDatabase implements SqlDatabase {
 
   async #commitGroup(group: readonly PendingWork[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const gate = this.#gate;
+    let durable: Promise<void> | undefined;
     try {
       const trx = await this.#writer.startTransaction().execute();
       // Templates run on the group's transaction go to the writer directly, and only while the
@@ -179,18 +185,33 @@ export class SqliteDatabase implements SqlDatabase {
         const unit = this.#unit;
         for (const item of group) {
           unit.begin();
+          // Recorded once the unit's savepoint is released or undone, so that each member's
+          // outcome stays at its own index whatever fails.
+          let outcome: (typeof outcomes)[number];
           try {
-            outcomes.push({ ok: true, value: await item.work(trx) });
+            outcome = { ok: true, value: await item.work(trx) };
             unit.release();
           } catch (error) {
             unit.undo();
             unit.release();
-            outcomes.push({ ok: false, error });
+            outcome = { ok: false, error };
           }
+          outcomes.push(outcome);
         }
         open = false;
-        await trx.commit().execute();
+        // A sync that failed while the group was built refuses it: rolled back, not committed
+        // and then reported as failed (after the restart the failure asks for, it would be there).
+        const failure = gate?.failure;
+        if (failure !== undefined) throw failure;
+        const commit = gate?.beginCommit();
+        try {
+          await trx.commit().execute();
+        } catch (error) {
+          commit?.abandoned();
+          throw error;
+        }
         this.#counts.commits += 1;
+        durable = commit?.made();
       } catch (error) {
         open = false;
         await trx.rollback().execute().catch(() => undefined);
@@ -209,12 +230,12 @@ export class SqliteDatabase implements SqlDatabase {
         else item.reject(outcome.error);
       });
     };
-    if (this.#gate === undefined) {
+    if (durable === undefined) {
       settle();
       return;
     }
     // Not awaited: the next group is built while this one's log is synced.
-    this.#gate.committed().then(settle, (error: unknown) => {
+    durable.then(settle, (error: unknown) => {
       // Committed, but not known to be on disk: nothing is reported as done.
       for (const item of group) item.reject(error);
     });
@@ -228,7 +249,15 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
-    await applyMigrations(this.#writer, migrations, (work) => this.transaction<AnySchema, void>(work));
+    try {
+      await applyMigrations(this.#writer, migrations, (work) => this.transaction<AnySchema, void>(work));
+    } finally {
+      // A statement kept from before would still make its rows with the columns it had then.
+      // And a connection prepares with the schema it last loaded, learning of a change only when
+      // a statement runs, so each reads the schema once before it prepares again.
+      for (const statements of this.#statementCaches) statements.forget();
+      for (const connection of this.#connections) connection.prepare('select count(*) from sqlite_master').get();
+    }
     // The bookkeeping table is created outside a group: its commit is synced here.
     await this.#gate?.committed();
   }
@@ -265,14 +294,23 @@ function openConnection(path: string): BetterSqlite3.Database {
   return connection;
 }
 
+/** A connection's statements, kept by text; `forget` drops them all. */
+interface CachingStatements extends KyselySqliteDatabase {
+  forget(): void;
+}
+
 /**
  * better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them, each
- * reading one with its rows made by readingStatement.
+ * reading one with its rows made by readingStatement for the columns it had when prepared. A
+ * change of schema is not seen by a kept statement's row maker, so migrations forget them all.
  */
-function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): KyselySqliteDatabase {
+function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): CachingStatements {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => {
+      cache.clear();
+    },
+    forget: () => {
       cache.clear();
     },
     prepare: (text: string) => {

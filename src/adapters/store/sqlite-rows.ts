@@ -14,7 +14,20 @@ import { rowMaker } from './row-maker.js';
  */
 export function readingStatement(statement: BetterSqlite3.Statement): SqliteStatement {
   if (!statement.reader) return statement as unknown as SqliteStatement;
-  const make = rowMaker(statement.columns().map((column) => column.name));
+  let width = -1;
+  let maker: (values: readonly unknown[]) => Record<string, unknown> = () => ({});
+  const learn = (): void => {
+    const names = statement.columns().map((column) => column.name);
+    width = names.length;
+    maker = rowMaker(names);
+  };
+  learn();
+  // SQLite prepares a statement again by itself when the schema has changed (a column added or
+  // dropped by a migration): its rows then have other columns than the maker was made for.
+  const make = (values: unknown[]): Record<string, unknown> => {
+    if (values.length !== width) learn();
+    return maker(values);
+  };
   const arrays = statement.raw(true);
   return {
     reader: true,
