@@ -71,6 +71,14 @@ const MIGRATION_LOCK_MAX_POLL_MS = 500;
  * its statements run alone: well below PostgreSQL's deadlock_timeout (1 s by default).
  */
 const GROUP_LOCK_TIMEOUT_MS = 100;
+/**
+ * The longest a commit group may run before it is cancelled and its statements run alone. A
+ * transaction that comes to wait on a row the group holds does so after the group began, and
+ * PostgreSQL checks it for a deadlock only after deadlock_timeout (1 s by default): cancelled
+ * by then, the group never holds it that long. Groups take milliseconds; only a server slowed
+ * to a crawl makes one run this long.
+ */
+const GROUP_TIME_BUDGET_MS = 500;
 /** Most statements in one group. */
 const GROUP_MAX_STATEMENTS = 64;
 
@@ -90,6 +98,7 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #grouping: { readonly commits: Grouping; readonly reads: Grouping } | undefined;
   readonly #migrationLockWaitMs: number;
   readonly #closeWaitMs: number;
+  readonly #queryTimeoutMs: number;
   /** Connections whose socket is still open, so that `close` can wait for them. */
   readonly #connections = new Set<pg.PoolClient>();
   #closed = false;
@@ -106,6 +115,7 @@ export class PostgresDatabase implements SqlDatabase {
     const settings = checkedSettings(options);
     this.#migrationLockWaitMs = settings.migrationLockWaitMs;
     this.#closeWaitMs = settings.connectionTimeoutMs;
+    this.#queryTimeoutMs = settings.queryTimeoutMs;
     // Every connection of this process, pooled or of a group, has the same limits.
     const connection: pg.PoolConfig = {
       connectionString: options.url,
@@ -152,6 +162,8 @@ export class PostgresDatabase implements SqlDatabase {
     const groupPool = new pg.Pool({
       ...this.#connection,
       max: 1,
+      // Groups watch for a silent server themselves (watchSilence in postgres-statement-groups.ts).
+      query_timeout: 0,
       ...(mode === 'commit' ? { lock_timeout: GROUP_LOCK_TIMEOUT_MS } : {}),
       // Not in @types/pg yet: the client writes each query without waiting for the one before.
       ...({ pipeline: true } as object),
@@ -171,6 +183,20 @@ export class PostgresDatabase implements SqlDatabase {
       },
       names,
       maxGroup: GROUP_MAX_STATEMENTS,
+      silenceMs: this.#queryTimeoutMs,
+      ...(mode === 'commit'
+        ? {
+            budgetMs: GROUP_TIME_BUDGET_MS,
+            cancel: async (processId: number) => {
+              try {
+                await pool.query('select pg_cancel_backend($1::integer)', [processId]);
+              } catch (error) {
+                // The group then runs to its end, as it would have without a budget.
+                this.#report('warn', { store: 'postgres', connection: 'commit groups', reason: error instanceof Error ? error.message : String(error) }, 'a commit group over its time budget could not be cancelled');
+              }
+            },
+          }
+        : {}),
       count: (work) => {
         counts.statements += work.statements;
         counts.roundTrips += work.roundTrips;
@@ -364,8 +390,9 @@ export class PostgresDatabase implements SqlDatabase {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#grouping?.commits.groups.close();
-    this.#grouping?.reads.groups.close();
+    // The groups in flight finish first: a statement of one that was rolled back runs again
+    // alone through the ordinary pool, which must still be open for it.
+    await Promise.all([this.#grouping?.commits.groups.close(), this.#grouping?.reads.groups.close()]);
     await this.#db.destroy();
     // Kysely ends the pool only if it used it itself; the groups' lone statements use it directly.
     if (!this.#pool.ending) await this.#pool.end();

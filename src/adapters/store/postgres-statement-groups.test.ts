@@ -185,6 +185,45 @@ describe('statement groups on PostgreSQL', () => {
     expect(spent).toEqual({ statements: 1 + 4 + 2, roundTrips: 1 + 1 + 2, transactions: 3, commits: 1 + 2 });
   });
 
+  it('cancels a group that runs past its time budget, so that a transaction waiting on its rows never reaches the deadlock check', async () => {
+    const database = open();
+    const setup = await session();
+    await setup.query(`insert into t (id, v) values (61, 'a'), (62, 'b')`);
+    // The other transaction keeps the server's deadlock_timeout (1 s): it holds row 62.
+    const other = await session();
+    await other.query('begin');
+    await other.query(`update t set v = 'T' where id = 62`);
+    const before = database.work();
+    const { first, release } = await firstInFlight(database, 0);
+    const append = (id: number) =>
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = v || '+g' where id = ${id} returning id, v`.execute(db)).rows);
+    const group = [
+      // Holds row 61 from here to the group's end...
+      append(61),
+      // ...while another request's write takes 900 ms (no lock wait, within the statement timeout)...
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into t (id, v) select ${63}, 'slow' from pg_sleep(0.9) returning id, v`.execute(db)).rows),
+      // ...before the group would wait on the other transaction's row.
+      append(62),
+    ];
+    await queued();
+    await release();
+    await first;
+    await waitingFor(`insert into t (id, v) select`);
+    // The other transaction waits on row 61. Had the group held it until it waited on row 62,
+    // the other transaction's deadlock check, 1 s after it began to wait, would have come
+    // before the group's lock timeout, and made it the victim.
+    const otherWrite = await other.query(`update t set v = v || '+T' where id = 61 returning v`).then(
+      (result) => result.rows,
+      (error: { code?: string; message?: string }) => `${error.code}: ${error.message}`,
+    );
+    await other.query('commit');
+    expect(otherWrite).toEqual([{ v: 'a+T' }]);
+    // The group was cancelled at its budget and rolled back; its statements ran again alone.
+    expect(await Promise.all(group)).toEqual([[{ id: 61, v: 'a+T+g' }], [{ id: 63, v: 'slow' }], [{ id: 62, v: 'T+g' }]]);
+    // The first statement; the group (5) and its cancel; the three alone.
+    expect(delta(before, database.work())).toEqual({ statements: 1 + 5 + 1 + 3, roundTrips: 1 + 1 + 1 + 3, transactions: 4, commits: 1 + 3 });
+  });
+
   it('runs a group again alone when a statement meets a stale plan (another replica migrated), and drops its prepared statements before the next group', async () => {
     const database = open();
     const setup = await session();
@@ -253,6 +292,74 @@ describe('statement groups on PostgreSQL', () => {
     expect(gone.rows).toEqual([{ n: 0 }]);
     expect(delta(before, database.work()).commits).toBe(1);
     expect(await insert(database, 32, 'thirty-two')).toEqual([{ id: 32, v: 'thirty-two' }]);
+  });
+
+  it('answers a group whose statements each finish within the statement timeout, however long the group takes in all', async () => {
+    // Three reads of 400 ms each: 1.2 s for the group, more than the query timeout. (A commit
+    // group that long is cancelled at its time budget first, and its statements run alone.)
+    const database = open({ statementTimeoutMs: 1_000, queryTimeoutMs: 1_100 });
+    const slowRead = (id: number) =>
+      sql<{ id: number }>`select ${id}::integer as id from pg_sleep(0.4)`.execute(database.quickReader<AnySchema>()).then((result) => result.rows);
+    const before = database.work();
+    // Three in one turn of the event loop: one group.
+    expect(await Promise.all([51, 52, 53].map(slowRead))).toEqual([[{ id: 51 }], [{ id: 52 }], [{ id: 53 }]]);
+    expect(delta(before, database.work())).toEqual({ statements: 3, roundTrips: 1, transactions: 0, commits: 0 });
+  });
+
+  it('drops a connection that goes silent during a group, after the query timeout from its last answer: the outcome is unknown', async () => {
+    const database = open({ statementTimeoutMs: 1_000, queryTimeoutMs: 1_200 });
+    const observer = await session();
+    const group = Promise.allSettled([
+      insert(database, 54, 'fifty-four'),
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`select pg_sleep(0.5) as slept`.execute(db)).rows),
+    ]);
+    await waitingFor('select pg_sleep(0.5)');
+    const found = await observer.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and state = 'active' and query like 'select pg_sleep(0.5)%'`,
+    );
+    const pid = found.rows[0]?.pid;
+    if (pid === undefined) throw new Error('no backend runs the group');
+    // The group's backend stops answering (as a server that hangs or a network that drops
+    // everything would), until the connector has given up on it.
+    process.kill(pid, 'SIGSTOP');
+    // Woken in any case after 4 s, so that a connector that never gives up fails this test
+    // instead of leaving the backend stopped.
+    const wake = setTimeout(() => process.kill(pid, 'SIGCONT'), 4_000);
+    let outcomes: PromiseSettledResult<unknown>[];
+    try {
+      outcomes = await group;
+    } finally {
+      clearTimeout(wake);
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'fulfilled'))).toEqual([
+      'Error: connection lost during a group commit; whether it was applied is unknown: no answer from PostgreSQL for 1200 ms during a statement group',
+      'Error: connection lost during a group commit; whether it was applied is unknown: no answer from PostgreSQL for 1200 ms during a statement group',
+    ]);
+    // A new connection for the next group.
+    expect(await Promise.all([insert(database, 55, 'fifty-five'), insert(database, 56, 'fifty-six')])).toEqual([
+      [{ id: 55, v: 'fifty-five' }],
+      [{ id: 56, v: 'fifty-six' }],
+    ]);
+  });
+
+  it('on close, lets the group in flight finish, its statements run again alone with the outcome each has alone', async () => {
+    const database = open();
+    const group = Promise.allSettled([
+      insert(database, 57, 'fifty-seven'),
+      database.autocommit<AnySchema, unknown>(async (db) => (await sql`select pg_sleep(0.3) as slept`.execute(db)).rows),
+      insert(database, 0, 'duplicate'),
+    ]);
+    await waitingFor('select pg_sleep(0.3)');
+    await database.close();
+    // The duplicate rolled the group back; the others ran again alone through the ordinary pool,
+    // which close kept open until they had.
+    const [fiftySeven, slept, duplicate] = await group;
+    expect(fiftySeven).toEqual({ status: 'fulfilled', value: [{ id: 57, v: 'fifty-seven' }] });
+    expect(slept).toEqual({ status: 'fulfilled', value: [{ slept: '' }] });
+    expect((duplicate as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    const check = await session();
+    expect((await check.query('select v from t where id = 57')).rows).toEqual([{ v: 'fifty-seven' }]);
   });
 
   it('reads that arrive while one is in flight go together on one connection, each with its own answer or error', async () => {

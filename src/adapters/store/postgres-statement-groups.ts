@@ -51,6 +51,22 @@ export interface StatementGroupsOptions {
   /** Most statements in one group. */
   readonly maxGroup: number;
   /**
+   * The longest the groups' connection may go without an answer while a group is in flight
+   * before it is dropped as gone silent (the ordinary connections' query timeout). Counted from
+   * the group's write and then from each answer: the server cuts each statement short at its
+   * statement timeout, which is shorter, so a live server always answers within it.
+   */
+  readonly silenceMs: number;
+  /**
+   * Commit groups: the longest a group may run before it is cancelled (rolled back, its
+   * statements run again alone), so that it never holds its rows' locks long enough for a
+   * transaction waiting on them to reach PostgreSQL's deadlock check. Undefined for read groups,
+   * which take no row locks.
+   */
+  readonly budgetMs?: number | undefined;
+  /** Asks the server to cancel what the session with this backend process id is running. */
+  readonly cancel?: ((processId: number) => Promise<void>) | undefined;
+  /**
    * Counts the groups' work: statements sent and round trips (a group is one) on the groups'
    * connection, and commits (a commit group that committed, a statement committed alone). A
    * statement sent alone is counted by the ordinary pool, its commit here.
@@ -72,6 +88,8 @@ export class StatementGroups {
   readonly #options: StatementGroupsOptions;
   #queue: Pending[] = [];
   #inFlight = false;
+  /** Callers of close waiting for the group in flight to finish. */
+  readonly #idle: Array<() => void> = [];
   #closed = false;
   /** A statement failed on a stale plan: the connection drops its prepared statements first. */
   #stale = false;
@@ -96,17 +114,23 @@ export class StatementGroups {
     return answer;
   }
 
-  /** Rejects what is waiting; a group in flight finishes. */
-  close(): void {
+  /**
+   * Rejects what is waiting; a group in flight finishes, with any of its statements that run again
+   * alone through the ordinary pool, which must stay open until this resolves.
+   */
+  close(): Promise<void> {
     this.#closed = true;
     const waiting = this.#queue;
     this.#queue = [];
     for (const pending of waiting) pending.reject(new Error('database is closed'));
+    if (!this.#inFlight) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idle.push(resolve));
   }
 
   readonly #next = (): void => {
     if (this.#queue.length === 0) {
       this.#inFlight = false;
+      for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
     const group = this.#queue.splice(0, this.#options.maxGroup);
@@ -146,7 +170,7 @@ export class StatementGroups {
     if (this.#stale) {
       try {
         this.#options.count({ statements: 1, roundTrips: 1, commits: 0 });
-        await client.query('deallocate all');
+        await client.query({ text: 'deallocate all', query_timeout: this.#options.silenceMs } as pg.QueryConfig);
         this.#epoch += 1;
         this.#stale = false;
       } catch (error) {
@@ -157,15 +181,31 @@ export class StatementGroups {
       }
     }
     let outcome: Outcome;
+    const overtime = this.#overtime(client);
     try {
       const settled = await this.#send(client, group);
       outcome = this.#options.mode === 'commit' ? this.#committed(group, settled) : this.#read(group, settled);
     } catch (error) {
       for (const pending of group) pending.reject(error);
       outcome = { broken: asError(error), again: [] };
+    } finally {
+      clearTimeout(overtime);
     }
     client.release(outcome.broken);
     await Promise.all(outcome.again.map((pending) => this.#alone(pending)));
+  }
+
+  /**
+   * Cancels a commit group still running after its budget. The statement it cuts short fails
+   * (57014), the server rolls the group back, and its statements run again alone, as after any
+   * failed statement; so does a group that the cancel reaches instead, should this one end
+   * meanwhile. A COMMIT the server has begun to write is not cut short.
+   */
+  #overtime(client: pg.PoolClient): NodeJS.Timeout | undefined {
+    const { budgetMs, cancel } = this.#options;
+    const processId = (client as unknown as { processID?: unknown }).processID;
+    if (budgetMs === undefined || cancel === undefined || typeof processId !== 'number') return undefined;
+    return setTimeout(() => void cancel(processId), budgetMs);
   }
 
   /**
@@ -214,7 +254,7 @@ export class StatementGroups {
   async #send(client: pg.PoolClient, group: Pending[]): Promise<PromiseSettledResult<pg.QueryResult>[]> {
     const names = this.#options.names;
     const commit = this.#options.mode === 'commit';
-    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void; destroy?: (error: Error) => void } } }).connection?.stream;
     // Corked, the messages of every statement leave in one write when uncorked.
     stream?.cork?.();
     let answers: Promise<pg.QueryResult>[];
@@ -232,8 +272,29 @@ export class StatementGroups {
       stream?.uncork?.();
     }
     this.#options.count({ statements: answers.length, roundTrips: 1, commits: 0 });
+    watchSilence(stream, answers, this.#options.silenceMs);
     return Promise.allSettled(answers);
   }
+}
+
+/**
+ * Drops the connection when `silenceMs` pass without an answer while some are awaited: every
+ * answer still awaited then fails with the connection (an unknown outcome for a commit group).
+ * `pg`'s own read timeout is off on the groups' connections, because it starts each statement's
+ * clock when the statement is written, and in a group that also counts the time the server
+ * spends on every statement written before it: statements that each finish well within their
+ * statement timeout would be taken for a silent server.
+ */
+function watchSilence(stream: { destroy?: (error: Error) => void } | undefined, answers: readonly Promise<unknown>[], silenceMs: number): void {
+  let awaited = answers.length;
+  const silent = (): void => stream?.destroy?.(new Error(`no answer from PostgreSQL for ${silenceMs} ms during a statement group`));
+  let timer = setTimeout(silent, silenceMs);
+  const heard = (): void => {
+    clearTimeout(timer);
+    awaited -= 1;
+    if (awaited > 0) timer = setTimeout(silent, silenceMs);
+  };
+  for (const answer of answers) answer.then(heard, heard);
 }
 
 /** What a group left: whether its connection is to be dropped, and what runs again alone. */
