@@ -287,12 +287,19 @@ export class StatementGroups {
  */
 function watchSilence(stream: { destroy?: (error: Error) => void } | undefined, answers: readonly Promise<unknown>[], silenceMs: number): void {
   let awaited = answers.length;
-  const silent = (): void => stream?.destroy?.(new Error(`no answer from PostgreSQL for ${silenceMs} ms during a statement group`));
-  let timer = setTimeout(silent, silenceMs);
+  let lastHeard = performance.now();
+  // One timer for the group: when it fires early (an answer came meanwhile), it waits out the rest.
+  const check = (): void => {
+    if (awaited === 0) return;
+    const quietMs = performance.now() - lastHeard;
+    if (quietMs >= silenceMs) stream?.destroy?.(new Error(`no answer from PostgreSQL for ${silenceMs} ms during a statement group`));
+    else timer = setTimeout(check, silenceMs - quietMs);
+  };
+  let timer = setTimeout(check, silenceMs);
   const heard = (): void => {
-    clearTimeout(timer);
+    lastHeard = performance.now();
     awaited -= 1;
-    if (awaited > 0) timer = setTimeout(silent, silenceMs);
+    if (awaited === 0) clearTimeout(timer);
   };
   for (const answer of answers) answer.then(heard, heard);
 }
