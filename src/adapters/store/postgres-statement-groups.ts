@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { shapedQuery } from './postgres-rows.js';
-import type { StatementNames } from './postgres-statements.js';
+import { isStalePlan, type StatementNames } from './postgres-statements.js';
 
 /**
  * Statements of many requests sent to PostgreSQL together, in one write on one pipelined
@@ -81,8 +81,6 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** PostgreSQL's SQLSTATE for a stale plan ("cached plan must not change result type"). */
-const STALE_PLAN_CODE = '0A000';
 
 export class StatementGroups {
   readonly #options: StatementGroupsOptions;
@@ -315,9 +313,6 @@ function settle(pending: Pending, answer: PromiseSettledResult<pg.QueryResult>):
   else pending.reject(answer.reason);
 }
 
-function isStalePlan(error: unknown): boolean {
-  return error instanceof pg.DatabaseError && error.code === STALE_PLAN_CODE;
-}
 
 /** Not an error of one statement: the session ended or the connection failed. */
 function isConnectionLevel(error: unknown): boolean {

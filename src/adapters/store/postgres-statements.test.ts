@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
+import { isStalePlan } from './postgres-statements.js';
 import type { AnySchema } from './sql-database.js';
 
 /** The prepared statements of the connection that runs this (pg_prepared_statements is per session). */
@@ -42,6 +43,43 @@ describe('named prepared statements on PostgreSQL', () => {
   afterAll(async () => {
     for (const database of opened) await database.close();
     await shared?.drop();
+  });
+
+  it("knows a stale plan by the server's function name, whatever the language of its message, and no other 0A000 for one", async () => {
+    if (shared === undefined) throw new Error('the test database was not created');
+    const client = new pg.Client({ connectionString: shared.url });
+    await client.connect();
+    const failure = async (run: () => Promise<unknown>): Promise<pg.DatabaseError> => {
+      try {
+        await run();
+      } catch (error) {
+        if (error instanceof pg.DatabaseError) return error;
+        throw error;
+      }
+      throw new Error('the statement did not fail');
+    };
+    try {
+      await client.query('create table plans (id integer)');
+      const read = { name: 'read plans', text: 'select * from plans where id = $1', values: [1] };
+      await client.query(read);
+      await client.query('alter table plans add column note text');
+      const stale = await failure(() => client.query(read));
+      expect([stale.code, stale.routine, stale.message]).toStrictEqual(['0A000', 'RevalidateCachedQuery', 'cached plan must not change result type']);
+      expect(isStalePlan(stale)).toBe(true);
+      // The same error from a server whose lc_messages is French: only the message differs.
+      const french = Object.assign(new pg.DatabaseError('le plan en cache ne doit pas modifier le type de résultat', 100, 'error'), {
+        code: stale.code,
+        routine: stale.routine,
+        severity: stale.severity,
+      });
+      expect(isStalePlan(french)).toBe(true);
+      // Another feature_not_supported, from the parser: not a stale plan.
+      const other = await failure(() => client.query('select count(*) from plans for update'));
+      expect([other.code, other.routine]).toStrictEqual(['0A000', 'CheckSelectLocking']);
+      expect(isStalePlan(other)).toBe(false);
+    } finally {
+      await client.end();
+    }
   });
 
   it('parses a repeated statement once per connection, under one name, one round trip each time', async () => {

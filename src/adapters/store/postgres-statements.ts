@@ -32,8 +32,14 @@ export interface StatementNamingOptions {
 
 const STATEMENT_NAMING_DEFAULTS = { maxNamed: 200, maxParameters: 64 } as const;
 
-/** PostgreSQL's SQLSTATE for the stale-plan error (feature_not_supported) and its message. */
+/**
+ * PostgreSQL's stale-plan error: SQLSTATE feature_not_supported (shared with other errors) from
+ * the plan cache's revalidation. The function's name comes untranslated whatever the server's
+ * `lc_messages`; the message only in English, so it is a second sign, for a server that would
+ * not name the function.
+ */
 const STALE_PLAN_CODE = '0A000';
+const STALE_PLAN_ROUTINE = 'RevalidateCachedQuery';
 const STALE_PLAN_MESSAGE = 'cached plan must not change result type';
 
 const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
@@ -111,11 +117,9 @@ export function preparingQuery(query: RawQuery, names: StatementNames): RawQuery
   };
 }
 
-function isStalePlan(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    'code' in error &&
-    error.code === STALE_PLAN_CODE &&
-    error.message.includes(STALE_PLAN_MESSAGE)
-  );
+/** Whether `error` is PostgreSQL refusing a prepared statement whose result would change. */
+export function isStalePlan(error: unknown): boolean {
+  if (!(error instanceof Error) || !('code' in error) || error.code !== STALE_PLAN_CODE) return false;
+  const routine = 'routine' in error ? error.routine : undefined;
+  return routine === STALE_PLAN_ROUTINE || error.message.includes(STALE_PLAN_MESSAGE);
 }
