@@ -197,7 +197,14 @@ export async function commitHoldAtOnce(context: BookContext, request: HoldReques
   checkSameRequest(hold, request, minor);
   if (hold.state === 'CAPTURED' || row.credited === 1) return;
   assert(row.payee_status !== null, `sandbox: payee account ${request.payeeAccountId} vanished`);
-  const status = accountStatusOf(row.payee_status);
+  let status = accountStatusOf(row.payee_status);
+  if (status === 'active') {
+    // The statement reads the status from its snapshot, but the credit, which waited for the
+    // account's row, saw the row as another transaction left it (closed, say): read it again.
+    const now = await context.trx.selectFrom('sandbox_accounts').select('status').where('account_id', '=', request.payeeAccountId).executeTakeFirst();
+    assert(now !== undefined, `sandbox: payee account ${request.payeeAccountId} vanished`);
+    status = accountStatusOf(now.status);
+  }
   assert(status !== 'active', `sandbox: commit of ${request.reference} credited nothing to an active payee`);
   refuseInactivePayee(status);
 }

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/postgres.js';
 import { ConnectorError } from '../../../domain/errors.js';
@@ -126,6 +127,37 @@ describe('sandbox ledger on PostgreSQL', () => {
     expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '215', held: '0' });
     expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '55', held: '0' });
     await expectConserved('1335', '0');
+  });
+
+  it('refuses a commit as PayeeClosed when the payee is closed while the commit waits for its row', async () => {
+    await ledger.reserve('pg-closing', zmw('5'), 'acc-payee');
+    const figures = await figuresOf(ledger, 'acc-payee');
+    // Another transaction closes the account and holds its row while the commit comes.
+    const closer = new pg.Client({ connectionString: testDatabase.url });
+    await closer.connect();
+    try {
+      await closer.query('begin');
+      await closer.query(`update sandbox_accounts set status = 'closed' where account_id = 'acc-payee'`);
+      const committing = ledger.commit('pg-closing', zmw('5'), 'acc-payee').then(
+        () => 'committed',
+        (error: unknown) => (error instanceof ConnectorError ? error.errorName : String(error)),
+      );
+      // Until a session waits for the closing transaction's lock on the account.
+      for (let attempt = 0; ; attempt += 1) {
+        const waiting = await closer.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))`);
+        if (waiting.rows[0]?.n === 1) break;
+        if (attempt > 1000) throw new Error(`the commit never waited for the account: ${await Promise.race([committing, Promise.resolve('still running')])}`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      await closer.query('commit');
+      // The statement's snapshot still showed the account active; the answer is the refusal.
+      expect(await committing).toBe('PayeeClosed');
+      expect(await figuresOf(ledger, 'acc-payee')).toEqual(figures);
+    } finally {
+      await closer.query(`update sandbox_accounts set status = 'active' where account_id = 'acc-payee'`);
+      await closer.end();
+      await ledger.release('pg-closing');
+    }
   });
 
   it('moves 18-digit amounts exactly', async () => {
