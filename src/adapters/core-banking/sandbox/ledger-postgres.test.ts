@@ -160,6 +160,23 @@ describe('sandbox ledger on PostgreSQL', () => {
     }
   });
 
+  it('finds the books whole when checked while transfers settle: the check reads one snapshot', async () => {
+    const references = Array.from({ length: 48 }, (_, index) => `pg-checked-${index}`);
+    await Promise.all(references.map((reference) => ledger.reserve(reference, zmw('1'), 'acc-payee')));
+    expect(await figuresOf(ledger, 'acc-payee')).toEqual({ balance: '560', held: '0' });
+    // Half committed, half released, with a check begun beside every fourth.
+    const checks: Array<Promise<{ ok: boolean; problems: readonly string[] }>> = [];
+    const settled = references.map((reference, index) => {
+      if (index % 4 === 0) checks.push(ledger.conservationCheck());
+      return index % 2 === 0 ? ledger.commit(reference, zmw('1'), 'acc-payee') : ledger.release(reference);
+    });
+    await Promise.all(settled);
+    const reports = await Promise.all(checks);
+    expect(reports.filter((report) => !report.ok).map((report) => report.problems)).toEqual([]);
+    expect(reports).toHaveLength(12);
+    expect(await figuresOf(ledger, 'acc-payee')).toEqual({ balance: '584', held: '0' });
+  });
+
   it('moves 18-digit amounts exactly', async () => {
     await ledger.fund('float-zmw', zmw('999999999999999999'), 'pg-top-up');
     await ledger.reserve('pg-big', zmw('999999999999999999.99'), 'acc-shop');

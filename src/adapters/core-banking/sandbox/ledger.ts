@@ -195,7 +195,12 @@ export class SandboxLedger {
 
   /** Audits the books inside one transaction, so that every figure comes from the same state. */
   async conservationCheck(): Promise<ConservationReport> {
-    return this.#write((context) => checkConservation(context.trx));
+    return this.#write(async (context) => {
+      // Its reads from one snapshot: under READ COMMITTED each would see the commits made before
+      // it, and a transfer settled between two of them would look like broken books.
+      if (context.lockRows) await sql`set transaction isolation level repeatable read`.execute(context.trx);
+      return checkConservation(context.trx);
+    });
   }
 
   /**

@@ -307,6 +307,25 @@ describe('the sandbox exchange ledger on PostgreSQL under concurrent operations 
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
   });
 
+  it('finds the books whole when checked while conversions settle: the check reads one snapshot', async () => {
+    replicas = await twoReplicas();
+    const { ledgers } = replicas;
+    const references = Array.from({ length: 48 }, (_, index) => `checked-${index}`);
+    await Promise.all(references.map((reference, index) => ledgers[index % 2]!.reserve(reference, { amount: '10', currency: 'MWK' })));
+    // Half committed, half released, by the other replica, with a check begun beside every fourth.
+    const checks: Array<Promise<{ ok: boolean; problems: string[] }>> = [];
+    const settled = references.map((reference, index) => {
+      const ledger = ledgers[(index + 1) % 2]!;
+      if (index % 4 === 0) checks.push(ledgers[index % 2]!.conservationCheck());
+      return index % 2 === 0 ? ledger.commit(reference, { amount: '1', currency: 'ZMW' }, { amount: '10', currency: 'MWK' }) : ledger.release(reference);
+    });
+    await Promise.all(settled);
+    const reports = await Promise.all(checks);
+    expect(reports.filter((report) => !report.ok)).toEqual([]);
+    expect(reports).toHaveLength(12);
+    expect(await figures(ledgers[0])).toEqual({ 'clearing-mwk': '240/0', 'clearing-zmw': '-24/0', 'liquidity-mwk': '79760/0', 'liquidity-zmw': '1024.03/0' });
+  });
+
   it('holds once when both replicas reserve the same reference at the same moment', async () => {
     replicas = await twoReplicas();
     const [a, b] = replicas.ledgers;

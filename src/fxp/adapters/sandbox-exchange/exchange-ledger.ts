@@ -261,6 +261,9 @@ export class ExchangeLedger {
    */
   async conservationCheck(): Promise<{ ok: boolean; problems: string[] }> {
     return this.#write(async (context) => {
+      // Its four reads from one snapshot: under READ COMMITTED each would see the commits made
+      // before it, and a conversion settled between two of them would look like broken books.
+      if (context.lockRows) await sql`set transaction isolation level repeatable read`.execute(context.trx);
       const problems: string[] = [];
       const accounts = await context.trx.selectFrom('fx_exchange_accounts').selectAll().orderBy('account_id').execute();
       const shards = await context.trx.selectFrom('fx_exchange_shards').selectAll().orderBy('account_id').orderBy('shard').execute();
