@@ -63,6 +63,9 @@ export interface Consent {
   readonly channel: string;
 }
 
+/** An identifier claimed for its platform call, with the lease its claim wrote. */
+export type ClaimedIdentifier = IdentifierRecord & { readonly leaseUntil: string };
+
 export interface IdentifierRecord extends IdentifierKey {
   readonly currency: string;
   readonly state: RegistrationState;
@@ -193,26 +196,29 @@ export class IdentifierStore {
     await auditedWrite(this.database, audit(key, write, 'attempt', state, changes, now));
   }
 
-  /** Claims identifiers whose platform call is due (REQUESTED or OPTING_OUT), leasing them for `leaseMs`. */
-  async claimDue(limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
+  /**
+   * Claims identifiers whose platform call is due (REQUESTED or OPTING_OUT), leasing them for
+   * `leaseMs`. Each claim carries the lease it wrote, which releaseLease needs.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedIdentifier[]> {
     return this.#claim(limit, leaseMs, undefined);
   }
 
   /** Claims a job's identifiers waiting for the platform, due or not, leasing them for `leaseMs`. */
-  async claimJob(jobId: string, limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
+  async claimJob(jobId: string, limit: number, leaseMs: number): Promise<ClaimedIdentifier[]> {
     return this.#claim(limit, leaseMs, jobId);
   }
 
-  async #claim(limit: number, leaseMs: number, jobId: string | undefined): Promise<IdentifierRecord[]> {
+  async #claim(limit: number, leaseMs: number, jobId: string | undefined): Promise<ClaimedIdentifier[]> {
     const now = this.now();
     const nowText = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    return this.database.transaction<Schema, IdentifierRecord[]>(async (trx) => {
+    return this.database.transaction<Schema, ClaimedIdentifier[]>(async (trx) => {
       let query = trx.selectFrom('identifier_registry').selectAll().where('state', 'in', ['REQUESTED', 'OPTING_OUT']).where('lease_until', '<=', nowText);
       // A job's identifiers: those never tried yet, and those whose retry is due.
       query = jobId === undefined ? query.where('next_attempt_at', '<=', nowText) : query.where('job_id', '=', jobId).where((eb) => eb.or([eb('attempts', '=', 0), eb('next_attempt_at', '<=', nowText)]));
       const rows = await query.orderBy('next_attempt_at').orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').limit(limit).execute();
-      const claimed: IdentifierRecord[] = [];
+      const claimed: ClaimedIdentifier[] = [];
       for (const row of rows) {
         const result = await trx
           .updateTable('identifier_registry')
@@ -220,18 +226,23 @@ export class IdentifierStore {
           .where((eb) => eb.and({ id_type: row.id_type, id_value: row.id_value, id_sub_value: row.id_sub_value }))
           .where('lease_until', '=', row.lease_until)
           .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 1) claimed.push(recordOf(row));
+        if (Number(result.numUpdatedRows) === 1) claimed.push({ ...recordOf(row), leaseUntil: until });
       }
       return claimed;
     });
   }
 
-  async releaseLease(key: IdentifierKey): Promise<void> {
+  /**
+   * Ends a claim, only while the lease is still the claim's own: one that ran out and was
+   * claimed by another worker meanwhile is that worker's, and stays.
+   */
+  async releaseLease(claim: IdentifierKey & { readonly leaseUntil: string }): Promise<void> {
     await this.database.transaction<Schema, void>(async (trx) => {
       await trx
         .updateTable('identifier_registry')
         .set({ lease_until: this.now().toISOString() })
-        .where((eb) => eb.and(keyColumns(key)))
+        .where((eb) => eb.and(keyColumns(claim)))
+        .where('lease_until', '=', claim.leaseUntil)
         .execute();
     });
   }

@@ -7,7 +7,7 @@ import type { Logger } from '../ports/logger.js';
 import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
 import { forEachConcurrently } from '../shared/bounded.js';
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
-import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
+import type { ClaimedIdentifier, Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
 import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
@@ -269,7 +269,7 @@ export class IdentifierRegistration {
     }
   }
 
-  #releaseLeases(records: readonly IdentifierKey[]): Promise<void> {
+  #releaseLeases(records: readonly ClaimedIdentifier[]): Promise<void> {
     return forEachConcurrently(records, SETTLE_CONCURRENCY, (record) => this.store.releaseLease(record));
   }
 

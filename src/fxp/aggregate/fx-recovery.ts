@@ -77,7 +77,7 @@ export class FxRecovery {
         failed += 1;
         this.logger.warn({ commitRequestId: id, err: error }, 'conversion recovery attempt failed');
       } finally {
-        await this.store.releaseLease(id);
+        await this.store.releaseLease(claimed);
       }
     }
     return { claimed: due.length, finished, failed, flagged };

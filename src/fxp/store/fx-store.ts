@@ -72,6 +72,9 @@ export interface FxQuoteRecord {
   readonly answer: string;
 }
 
+/** A conversion claimed for recovery, with the lease its claim wrote. */
+export type ClaimedConversion = ConversionRecord & { readonly leaseUntil: string };
+
 export interface ConversionRecord {
   readonly commitRequestId: string;
   readonly requestHash: string;
@@ -227,13 +230,14 @@ export class FxStore {
 
   /**
    * Claims up to `limit` conversions due for recovery (an intent whose attempt is due, or a
-   * reservation past its expiration not yet flagged), leasing each for `leaseMs`.
+   * reservation past its expiration not yet flagged), leasing each for `leaseMs`. Each claim
+   * carries the lease it wrote, which releaseLease needs.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ConversionRecord[]> {
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedConversion[]> {
     const now = this.#now();
     const nowText = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
-    return this.#database.transaction<Schema, ConversionRecord[]>(async (trx) => {
+    return this.#database.transaction<Schema, ClaimedConversion[]>(async (trx) => {
       const rows = await trx
         .selectFrom('fx_conversions')
         .selectAll()
@@ -247,7 +251,7 @@ export class FxStore {
         .orderBy('next_attempt_at')
         .limit(limit)
         .execute();
-      const claimed: ConversionRecord[] = [];
+      const claimed: ClaimedConversion[] = [];
       for (const row of rows) {
         const result = await trx
           .updateTable('fx_conversions')
@@ -255,16 +259,25 @@ export class FxStore {
           .where('commit_request_id', '=', row.commit_request_id)
           .where('lease_until', '=', row.lease_until)
           .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 1) claimed.push(conversionOf(row));
+        if (Number(result.numUpdatedRows) === 1) claimed.push({ ...conversionOf(row), leaseUntil });
       }
       return claimed;
     });
   }
 
-  /** Ends a claim: the conversion's next attempt is due by its own next_attempt_at again. */
-  async releaseLease(commitRequestId: string): Promise<void> {
+  /**
+   * Ends a claim: the conversion's next attempt is due by its own next_attempt_at again. Only
+   * while the lease is still the claim's own: one that ran out and was claimed by another worker
+   * meanwhile is that worker's, and stays.
+   */
+  async releaseLease(claim: Pick<ClaimedConversion, 'commitRequestId' | 'leaseUntil'>): Promise<void> {
     await this.#database.transaction<Schema, void>(async (trx) => {
-      await trx.updateTable('fx_conversions').set({ lease_until: this.#now().toISOString() }).where('commit_request_id', '=', commitRequestId).execute();
+      await trx
+        .updateTable('fx_conversions')
+        .set({ lease_until: this.#now().toISOString() })
+        .where('commit_request_id', '=', claim.commitRequestId)
+        .where('lease_until', '=', claim.leaseUntil)
+        .execute();
     });
   }
 
