@@ -68,6 +68,10 @@ describe('statement groups on PostgreSQL', () => {
     return { first, release: async () => void (await holder.query('commit')) };
   };
 
+  /** Appends '+g' to row `id`'s text, as one autocommitted statement. */
+  const append = (database: PostgresDatabase, id: number) =>
+    database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = v || '+g' where id = ${id} returning id, v`.execute(db)).rows);
+
   const insert = (database: PostgresDatabase, id: number, v: string) =>
     database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into t (id, v) values (${id}, ${v}) returning id, v`.execute(db)).rows);
 
@@ -161,9 +165,7 @@ describe('statement groups on PostgreSQL', () => {
     await other.query(`update t set v = 'T' where id = 22`);
     const before = database.work();
     const { first, release } = await firstInFlight(database, 0);
-    const append = (id: number) =>
-      database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = v || '+g' where id = ${id} returning id, v`.execute(db)).rows);
-    const group = [append(21), append(22)];
+    const group = [append(database, 21), append(database, 22)];
     await queued();
     await release();
     await first;
@@ -195,15 +197,13 @@ describe('statement groups on PostgreSQL', () => {
     await other.query(`update t set v = 'T' where id = 62`);
     const before = database.work();
     const { first, release } = await firstInFlight(database, 0);
-    const append = (id: number) =>
-      database.autocommit<AnySchema, unknown>(async (db) => (await sql`update t set v = v || '+g' where id = ${id} returning id, v`.execute(db)).rows);
     const group = [
       // Holds row 61 from here to the group's end...
-      append(61),
+      append(database, 61),
       // ...while another request's write takes 900 ms (no lock wait, within the statement timeout)...
       database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into t (id, v) select ${63}, 'slow' from pg_sleep(0.9) returning id, v`.execute(db)).rows),
       // ...before the group would wait on the other transaction's row.
-      append(62),
+      append(database, 62),
     ];
     await queued();
     await release();
