@@ -32,7 +32,11 @@ import { isStalePlan, type StatementNames } from './postgres-statements.js';
  *   single statement did not. The commit groups' connection therefore has a lock_timeout well
  *   below the server's deadlock_timeout: a group that waits on a transaction that waits on the
  *   group gives way (and falls back to single statements) before PostgreSQL's deadlock check
- *   would pick a victim, so no other transaction is ever failed for it.
+ *   would pick a victim. And a group still running after its time budget is cancelled, so that
+ *   a transaction waiting on one of its rows never waits long enough for its own deadlock check
+ *   to run first: no other transaction is ever failed for a group.
+ * - A silent connection (no answer for the query timeout while a group is in flight) is dropped,
+ *   and its group's outcome is unknown, as for a lost connection.
  *
  * Read groups (`mode: 'read'`), for short reads by key on the payment path. The reads of a group
  * are pipelined without a transaction: each is its own statement and its own snapshot, and each
@@ -80,7 +84,6 @@ interface Pending {
   readonly resolve: (result: pg.QueryResult) => void;
   readonly reject: (error: unknown) => void;
 }
-
 
 export class StatementGroups {
   readonly #options: StatementGroupsOptions;
@@ -312,7 +315,6 @@ function settle(pending: Pending, answer: PromiseSettledResult<pg.QueryResult>):
   if (answer.status === 'fulfilled') pending.resolve(answer.value);
   else pending.reject(answer.reason);
 }
-
 
 /** Not an error of one statement: the session ended or the connection failed. */
 function isConnectionLevel(error: unknown): boolean {
