@@ -306,13 +306,10 @@ interface CachingStatements extends KyselySqliteDatabase {
  */
 function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): CachingStatements {
   const cache = new Map<string, SqliteStatement>();
+  const forget = (): void => cache.clear();
   return {
-    close: () => {
-      cache.clear();
-    },
-    forget: () => {
-      cache.clear();
-    },
+    close: forget,
+    forget,
     prepare: (text: string) => {
       // Kysely prepares once per execution: this counts statements run.
       counted();
