@@ -33,10 +33,33 @@ function nodeArgs(): { args: string[]; nodeOptions: string | undefined } {
   return { args: [], nodeOptions: `${CONNECTOR_HEAP_OPTIONS} ${process.env['NODE_OPTIONS'] ?? ''}`.trim() };
 }
 
+/**
+ * The environment of a benchmark connector: the inherited one, the bench's own defaults, then
+ * the deployment's settings and its port. Every deployment gets the defaults, whatever its mode:
+ * autocannon keeps each connection for the whole run, and the production limit of 1,000 requests
+ * per connection (then 503) would cap a fast scenario instead of measuring it.
+ */
+export function connectorEnvironment(
+  env: Readonly<Record<string, string>>,
+  incomingPort: number,
+  inherited: NodeJS.ProcessEnv = process.env,
+  nodeOptions: string | undefined = undefined,
+): NodeJS.ProcessEnv {
+  return {
+    ...inherited,
+    ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }),
+    LOG_LEVEL: 'warn',
+    OPERATIONS_PORT: '0',
+    MAX_REQUESTS_PER_SOCKET: '1000000',
+    ...env,
+    INCOMING_PORT: String(incomingPort),
+  };
+}
+
 export async function startConnector(env: Record<string, string>, incomingPort: number): Promise<ConnectorProcess> {
   const { args, nodeOptions } = nodeArgs();
   const child = spawn(process.execPath, [...args, 'dist/src/main.js'], {
-    env: { ...process.env, ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }), LOG_LEVEL: 'warn', OPERATIONS_PORT: '0', ...env, INCOMING_PORT: String(incomingPort) },
+    env: connectorEnvironment(env, incomingPort, process.env, nodeOptions),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const incomingUrl = `http://127.0.0.1:${incomingPort}`;

@@ -319,9 +319,6 @@ async function main(): Promise<void> {
       SDK_BASE_URL: fakeSwitch.url,
       OUTGOING_API_KEY: BENCH_CHANNEL_API_KEY,
       CALLBACK_SECRET: BENCH_CALLBACK_SECRET,
-      // autocannon keeps each connection for the whole run: the production limit (1000 requests
-      // per connection, then 503) would cap the fast scenarios instead of measuring them.
-      MAX_REQUESTS_PER_SOCKET: '1000000',
     },
     firstIncomingPort: 13003,
     firstOutgoingPort: OUTGOING_PORT,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { processCpuMs } from '../../bench/connector-process.js';
+import { connectorEnvironment, processCpuMs } from '../../bench/connector-process.js';
 
 describe('processCpuMs', () => {
   it('adds utime and stime, counted after a command name that holds spaces and parentheses', () => {
@@ -27,5 +27,28 @@ describe('processCpuMs', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+describe('connectorEnvironment', () => {
+  it('lets every deployment, the FX provider one included, keep a connection for the whole run', () => {
+    const fx = connectorEnvironment({ CONNECTOR_MODE: 'fxp', DATABASE_URL: '/tmp/fx.db' }, 13203, { PATH: '/usr/bin', LOG_LEVEL: 'debug' });
+    expect(fx).toStrictEqual({
+      PATH: '/usr/bin',
+      LOG_LEVEL: 'warn',
+      OPERATIONS_PORT: '0',
+      MAX_REQUESTS_PER_SOCKET: '1000000',
+      CONNECTOR_MODE: 'fxp',
+      DATABASE_URL: '/tmp/fx.db',
+      INCOMING_PORT: '13203',
+    });
+    // The deployment's own settings, and the heap options, come after the defaults.
+    expect(connectorEnvironment({ MAX_REQUESTS_PER_SOCKET: '500' }, 13003, {}, '--max-old-space-size=160')).toStrictEqual({
+      NODE_OPTIONS: '--max-old-space-size=160',
+      LOG_LEVEL: 'warn',
+      OPERATIONS_PORT: '0',
+      MAX_REQUESTS_PER_SOCKET: '500',
+      INCOMING_PORT: '13003',
+    });
   });
 });
