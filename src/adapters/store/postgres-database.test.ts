@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../ports/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
 import { connectorMigrations } from './connector-migrations.js';
-import { PostgresDatabase } from './postgres-database.js';
+import { PostgresDatabase, sessionStart } from './postgres-database.js';
 import { queryTemplate } from './query-template.js';
 import type { AnySchema, Migration } from './sql-database.js';
 
@@ -264,6 +265,60 @@ describe('PostgresDatabase', () => {
       } finally {
         await database.close();
       }
+    });
+
+    it('runs every session at READ COMMITTED when the database defaults to SERIALIZABLE, keeping a URL\'s own options', async () => {
+      const fresh = await createTestDatabase();
+      const admin = new PostgresDatabase({ url: fresh.url, poolMax: 1 });
+      await sql`alter database ${sql.id(fresh.name)} set default_transaction_isolation to 'serializable'`.execute(admin.reader());
+      await admin.close();
+      const url = new URL(fresh.url);
+      url.searchParams.set('options', '-c work_mem=5MB');
+      const database = new PostgresDatabase({ url: url.toString(), poolMax: 2 });
+      const outsider = new pg.Client({ connectionString: fresh.url });
+      await outsider.connect();
+      try {
+        const setting = sql<{ level: string; memory: string }>`select current_setting('transaction_isolation') as level, current_setting('work_mem') as memory`;
+        const expected = [{ level: 'read committed', memory: '5MB' }];
+        expect((await outsider.query('select current_setting(\'transaction_isolation\') as level')).rows).toStrictEqual([{ level: 'serializable' }]);
+        expect((await setting.execute(database.reader())).rows).toStrictEqual(expected);
+        expect((await database.transaction(async (trx) => setting.execute(trx))).rows).toStrictEqual(expected);
+        expect((await database.autocommit(async (db) => setting.execute(db))).rows).toStrictEqual(expected);
+        expect((await setting.execute(database.quickReader())).rows).toStrictEqual(expected);
+
+        // What the level changes: a compare-and-set that waited for a row another transaction
+        // changed finds its condition false (no row), instead of failing with 40001.
+        await outsider.query('create table counters (id integer primary key, n integer not null)');
+        await outsider.query('insert into counters values (1, 0)');
+        const first = database.transaction(async (trx) => {
+          const changed = await sql`update counters set n = n + 1 where id = 1 and n = 0`.execute(trx);
+          await sql`select pg_sleep(0.3)`.execute(trx);
+          return changed.numAffectedRows;
+        });
+        await sleep(100);
+        const second = database.transaction(async (trx) => (await sql`update counters set n = n + 1 where id = 1 and n = 0`.execute(trx)).numAffectedRows);
+        expect(await Promise.all([first, second])).toStrictEqual([1n, 0n]);
+        expect((await outsider.query('select n from counters')).rows).toStrictEqual([{ n: 1 }]);
+      } finally {
+        await outsider.end();
+        await database.close();
+        await fresh.drop();
+      }
+    });
+
+    it('sends its session setting last, after the URL\'s own options, and leaves a URL without options as it is', () => {
+      expect(sessionStart('postgres://cc:s3cret@db.example:5432/cc?sslmode=require')).toStrictEqual({
+        connectionString: 'postgres://cc:s3cret@db.example:5432/cc?sslmode=require',
+        options: '-c default_transaction_isolation=read\\ committed',
+      });
+      expect(sessionStart('postgres://cc@db.example/cc?options=-c%20search_path%3Dledger&sslmode=require')).toStrictEqual({
+        connectionString: 'postgres://cc@db.example/cc?sslmode=require',
+        options: '-c search_path=ledger -c default_transaction_isolation=read\\ committed',
+      });
+      expect(sessionStart('postgres://cc@db.example/cc?options=')).toStrictEqual({
+        connectionString: 'postgres://cc@db.example/cc',
+        options: '-c default_transaction_isolation=read\\ committed',
+      });
     });
 
     it('has the server cancel a statement that runs past statementTimeoutMs, and keeps the connection usable', async () => {

@@ -81,6 +81,15 @@ const GROUP_LOCK_TIMEOUT_MS = 100;
 const GROUP_TIME_BUDGET_MS = 500;
 /** Most statements in one group. */
 const GROUP_MAX_STATEMENTS = 64;
+/**
+ * Sent with every session's start: its transactions run at READ COMMITTED whatever the server's,
+ * the database's or the role's default. The stores' compare-and-set statements rely on it: a
+ * statement that waited for a row another transaction changed reads the row again and finds
+ * its condition no longer holds (nothing changed), where REPEATABLE READ or SERIALIZABLE would
+ * fail it with a serialization error (40001). Transactions that need a snapshot (the ledgers'
+ * conservation checks) set their own level.
+ */
+const SESSION_OPTIONS = '-c default_transaction_isolation=read\\ committed';
 
 /**
  * PostgreSQL through a `pg` pool. Each `transaction` call is one READ COMMITTED transaction on
@@ -118,7 +127,7 @@ export class PostgresDatabase implements SqlDatabase {
     this.#queryTimeoutMs = settings.queryTimeoutMs;
     // Every connection of this process, pooled or of a group, has the same limits.
     const connection: pg.PoolConfig = {
-      connectionString: options.url,
+      ...sessionStart(options.url),
       connectionTimeoutMillis: settings.connectionTimeoutMs,
       idleTimeoutMillis: settings.idleTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
@@ -437,6 +446,19 @@ interface Grouping {
 type Settings = { -readonly [Name in keyof typeof POSTGRES_DEFAULTS]: number };
 
 /** Options come from configuration; a nonsensical limit is refused rather than passed to `pg`. */
+/**
+ * The URL and the session's start-up options. A URL's own `options` parameter (`-c` settings of
+ * an operator's choosing) would replace the connector's, since `pg` lets the URL win: they are
+ * taken from it and sent first, so that the connector's setting, sent last, holds.
+ */
+export function sessionStart(url: string): { readonly connectionString: string; readonly options: string } {
+  const parsed = new URL(url);
+  const own = parsed.searchParams.get('options');
+  if (own === null) return { connectionString: url, options: SESSION_OPTIONS };
+  parsed.searchParams.delete('options');
+  return { connectionString: parsed.toString(), options: own.trim() === '' ? SESSION_OPTIONS : `${own} ${SESSION_OPTIONS}` };
+}
+
 function checkedSettings(options: PostgresDatabaseOptions): Settings {
   const settings: Settings = {
     connectionTimeoutMs: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
