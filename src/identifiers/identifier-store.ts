@@ -2,6 +2,7 @@ import { sql, type Kysely, type OperationNodeSource } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { AnySchema, Migration, SqlDatabase } from '../adapters/store/sql-database.js';
 import { auditColumnsMigration, auditedWrite, type AuditEventKind } from '../adapters/store/audit-trail.js';
+import { backfillColumn, hasTable } from '../adapters/store/backfill.js';
 import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 
 /**
@@ -44,6 +45,30 @@ export const identifierMigrations: readonly Migration[] = [
     },
   },
   auditColumnsMigration('identifiers-003-audit-columns', 'identifier_registry'),
+  {
+    // As auditSeqFromTrailMigration (audit-trail.ts), for a trail that names each identifier by
+    // a digest of its key, which SQLite cannot compute: worked out here, a page of rows at a time.
+    id: 'identifiers-004-audit-seq-from-trail',
+    async up(db) {
+      if (!(await hasTable(db, 'audit_events'))) return;
+      const trails = await sql<{ subject_id: string; seq: number | string }>`
+        select subject_id, max(seq) as seq from audit_events where subject = 'identifier' group by subject_id`.execute(db);
+      if (trails.rows.length === 0) return;
+      const last = new Map(trails.rows.map((row) => [row.subject_id, Number(row.seq)]));
+      await backfillColumn(db, {
+        table: 'identifier_registry',
+        key: ['id_type', 'id_value', 'id_sub_value'],
+        read: ['audit_seq'],
+        column: 'audit_seq',
+        type: 'integer',
+        valueOf: (row) => {
+          const key = { idType: row['id_type'] as PartyIdType, idValue: String(row['id_value']), idSubValue: String(row['id_sub_value']) };
+          const seq = last.get(auditSubjectId(key));
+          return seq !== undefined && seq > Number(row['audit_seq']) ? seq : undefined;
+        },
+      });
+    },
+  },
 ];
 
 export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';

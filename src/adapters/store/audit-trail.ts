@@ -1,6 +1,7 @@
 import { sql, type Compilable, type Kysely, type OperationNodeSource, type RawBuilder } from 'kysely';
 import { currentAuditCause, type AuditCause } from '../../audit/audit-cause.js';
 import { AssertionFailed } from '../../domain/errors.js';
+import { hasTable } from './backfill.js';
 import { queryTemplate, rawQuery, type QueryTemplate, type Slots } from './query-template.js';
 import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
 
@@ -97,6 +98,25 @@ export function auditColumnsMigration(id: string, table: string): Migration {
     async up(db) {
       await db.schema.alterTable(table).addColumn('audit_seq', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       await db.schema.alterTable(table).addColumn('prev_state', 'varchar(32)').execute();
+    },
+  };
+}
+
+/**
+ * Brings each row's `audit_seq` up to the last sequence number its trail already holds. The
+ * column came with `auditColumnsMigration` at 0, while a record changed by the release before it
+ * has a trail of its own (that release numbered each entry from the trail's largest); without
+ * this, the record's next change would take a number its trail already has, and the audit row's
+ * key would refuse it, and every retry of it. For tables whose audit subject id is their key
+ * column; a database without an audit trail yet has nothing to bring up.
+ */
+export function auditSeqFromTrailMigration(id: string, table: string, subject: AuditSubject, key: string): Migration {
+  return {
+    id,
+    async up(db) {
+      if (!(await hasTable(db, 'audit_events'))) return;
+      const last = sql`(select max(a.seq) from audit_events a where a.subject = ${subject} and a.subject_id = ${sql.ref(`${table}.${key}`)})`;
+      await sql`update ${sql.table(table)} set audit_seq = ${last} where audit_seq < coalesce(${last}, 0)`.execute(db);
     },
   };
 }

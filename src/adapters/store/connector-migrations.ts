@@ -1,4 +1,4 @@
-import { auditColumnsMigration } from './audit-trail.js';
+import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
 import type { Migration } from './sql-database.js';
 
 /**
@@ -64,4 +64,5 @@ export const connectorMigrations: readonly Migration[] = [
   },
   // The audit trail's sequence number and previous state, kept on the row (audit-trail.ts).
   auditColumnsMigration('connector-002-audit-columns', 'inbound_transfers'),
+  auditSeqFromTrailMigration('connector-003-audit-seq-from-trail', 'inbound_transfers', 'incoming_transfer', 'transfer_id'),
 ];

@@ -1,4 +1,7 @@
-import { auditColumnsMigration } from './audit-trail.js';
+import { sql } from 'kysely';
+import { refundReference } from '../../domain/outgoing-references.js';
+import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
+import { backfillColumn } from './backfill.js';
 import type { Migration } from './sql-database.js';
 
 /**
@@ -53,6 +56,24 @@ export const outgoingMigrations: readonly Migration[] = [
     id: 'outgoing-003-refund-reference',
     async up(db) {
       await db.schema.alterTable('outgoing_payments').addColumn('refund_reference', 'varchar(64)').execute();
+    },
+  },
+  auditSeqFromTrailMigration('outgoing-004-audit-seq-from-trail', 'outgoing_payments', 'outgoing_payment', 'home_transaction_id'),
+  {
+    // A payment whose transferId was stored before outgoing-003 (or by a replica of the release
+    // before it) gets its refund's reference too, so that a refund it comes to is audited under
+    // that reference, as a payment stored since is.
+    id: 'outgoing-005-refund-reference-from-transfer',
+    async up(db) {
+      await backfillColumn(db, {
+        table: 'outgoing_payments',
+        key: ['home_transaction_id'],
+        read: ['transfer_id'],
+        where: sql`transfer_id is not null and refund_reference is null`,
+        column: 'refund_reference',
+        type: 'text',
+        valueOf: (row) => refundReference(String(row['transfer_id'])),
+      });
     },
   },
 ];

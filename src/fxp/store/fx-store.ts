@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
-import { auditColumnsMigration } from '../../adapters/store/audit-trail.js';
+import { auditColumnsMigration, auditSeqFromTrailMigration } from '../../adapters/store/audit-trail.js';
 import { AuditedTable, RECORD_COLUMNS } from '../../adapters/store/audited-table.js';
 import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
 
@@ -53,6 +53,7 @@ export const fxStoreMigrations: readonly Migration[] = [
     },
   },
   auditColumnsMigration('fx-002-audit-columns', 'fx_conversions'),
+  auditSeqFromTrailMigration('fx-003-audit-seq-from-trail', 'fx_conversions', 'fx_conversion', 'commit_request_id'),
 ];
 
 export type ConversionState = 'RESERVING' | 'RESERVED' | 'COMMITTING' | 'COMMITTED' | 'RELEASING' | 'ABORTED' | 'FAILED';
