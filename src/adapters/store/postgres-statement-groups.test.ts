@@ -2,6 +2,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { startTcpRelay, type TcpRelay } from '../../../test/support/tcp-relay.js';
 import { PostgresDatabase, type PostgresDatabaseOptions } from './postgres-database.js';
 import type { AnySchema, DatabaseWork } from './sql-database.js';
 
@@ -15,6 +16,7 @@ describe('statement groups on PostgreSQL', () => {
   let shared: TestDatabase | undefined;
   const opened: PostgresDatabase[] = [];
   const sessions: pg.Client[] = [];
+  const relays: TcpRelay[] = [];
 
   const open = (options: Partial<PostgresDatabaseOptions> = {}): PostgresDatabase => {
     if (shared === undefined) throw new Error('the test database was not created');
@@ -98,6 +100,7 @@ describe('statement groups on PostgreSQL', () => {
   afterAll(async () => {
     for (const client of sessions) await client.end().catch(() => undefined);
     for (const database of opened) await database.close();
+    for (const relay of relays) await relay.close();
     await shared?.drop();
   });
 
@@ -385,6 +388,60 @@ describe('statement groups on PostgreSQL', () => {
     expect(rows[2]?.[0]?.pid).toBe(groupPid);
     expect(groupPid).not.toBe(alone[0]?.pid);
     expect(delta(before, database.work())).toEqual({ statements: 5, roundTrips: 2, transactions: 0, commits: 0 });
+  });
+
+  describe('under a server whose messages are not in English', () => {
+    /** An ErrorResponse ('E') with its severity field ('S') as a French server sends it: 'ERREUR'. */
+    const inFrench = (message: Buffer): Buffer => {
+      if (message[0] !== 0x45) return message;
+      const fields: Buffer[] = [];
+      for (let at = 5; message[at] !== 0; ) {
+        const end = message.indexOf(0, at + 1);
+        const field = message.subarray(at, end + 1);
+        fields.push(field.toString('utf8') === 'SERROR\0' ? Buffer.from('SERREUR\0', 'utf8') : field);
+        at = end + 1;
+      }
+      const body = Buffer.concat([...fields, Buffer.from([0])]);
+      const head = Buffer.alloc(5);
+      head[0] = 0x45;
+      head.writeInt32BE(4 + body.length, 1);
+      return Buffer.concat([head, body]);
+    };
+
+    const openInFrench = async (): Promise<PostgresDatabase> => {
+      if (shared === undefined) throw new Error('the test database was not created');
+      const relay = await startTcpRelay(shared.url, inFrench);
+      relays.push(relay);
+      const database = new PostgresDatabase({ url: relay.url, poolMax: 2 });
+      opened.push(database);
+      return database;
+    };
+
+    it('runs a group whose COMMIT the server refused again alone, each caller getting its own outcome, not "unknown"', async () => {
+      const owner = await session();
+      await owner.query('create table deferred_keys (k text, n integer, constraint deferred_keys_k unique (k) deferrable initially deferred)');
+      const database = await openInFrench();
+      const insert = (n: number): Promise<unknown> =>
+        database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into deferred_keys (k, n) values (${'same'}, ${n}) returning n`.execute(db)).rows);
+      // One turn of the event loop: one group, whose COMMIT meets the deferred uniqueness (23505).
+      // Alone, the two run at once on two connections: either may commit first, and the other fails.
+      const answers = await Promise.allSettled([insert(1), insert(2)]);
+      const won = answers.findIndex((answer) => answer.status === 'fulfilled');
+      expect(won === 0 || won === 1).toBe(true);
+      expect(answers[won]).toEqual({ status: 'fulfilled', value: [{ n: won + 1 }] });
+      expect(answers[1 - won]?.status).toBe('rejected');
+      expect((answers[1 - won] as PromiseRejectedResult).reason).toMatchObject({ code: '23505', severity: 'ERREUR' });
+      expect((await owner.query('select k, n from deferred_keys')).rows).toEqual([{ k: 'same', n: won + 1 }]);
+    });
+
+    it('keeps the read groups\' connection when one read of a group fails', async () => {
+      const database = await openInFrench();
+      const read = (text: string): Promise<unknown> => sql.raw(text).execute(database.quickReader()).then((result) => result.rows);
+      const [first, failed] = await Promise.allSettled([read('select pg_backend_pid() as pid'), read('select 1 / 0 as n')]);
+      expect((failed as PromiseRejectedResult).reason).toMatchObject({ code: '22012', severity: 'ERREUR' });
+      const [again] = await Promise.all([read('select pg_backend_pid() as pid'), read('select 1 as n')]);
+      expect(again).toEqual((first as PromiseFulfilledResult<unknown>).value);
+    });
   });
 
   it('commits each statement on its own when statement groups are off', async () => {

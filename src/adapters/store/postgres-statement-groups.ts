@@ -316,9 +316,19 @@ function settle(pending: Pending, answer: PromiseSettledResult<pg.QueryResult>):
   else pending.reject(answer.reason);
 }
 
-/** Not an error of one statement: the session ended or the connection failed. */
+/**
+ * Not an error of one statement: the session ended or the connection failed. Told by the
+ * SQLSTATE, which the server never translates (the severity `pg` reads comes in the server's
+ * language, 'ERREUR' from a French one): a connection exception (class 08), an operator's or a
+ * shutdown's end of the session (57P, also the idle session timeout), a session ended idle in a
+ * transaction (25P03), an internal error (XX: the session is not trusted after it). A fatal
+ * severity, where the server says it in English, and anything that is not the server's answer
+ * (a dropped socket) count too. A cancelled statement (57014) is the statement's own error.
+ */
 function isConnectionLevel(error: unknown): boolean {
-  return !(error instanceof pg.DatabaseError) || error.severity !== 'ERROR';
+  if (!(error instanceof pg.DatabaseError)) return true;
+  const code = error.code ?? '';
+  return code.length !== 5 || /^(08|57P|XX)/.test(code) || code === '25P03' || error.severity === 'FATAL' || error.severity === 'PANIC';
 }
 
 function asError(error: unknown): Error {
