@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../ports/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { startTcpRelay, type TcpRelay } from '../../../test/support/tcp-relay.js';
 import { connectorMigrations } from './connector-migrations.js';
 import { PostgresDatabase, sessionStart } from './postgres-database.js';
 import { queryTemplate } from './query-template.js';
@@ -75,7 +76,7 @@ describe('PostgresDatabase', () => {
         await Promise.all(replicas.map((replica) => replica.migrate([...connectorMigrations, slow])));
         expect(slowRuns).toBe(1);
         for (const replica of replicas) {
-          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'test-002-slow']);
+          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'test-002-slow']);
           expect(await tableNames(replica)).toStrictEqual(['inbound_transfers', 'quotes', 'schema_migrations', 'slow_marker']);
         }
 
@@ -103,7 +104,7 @@ describe('PostgresDatabase', () => {
         expect(await tableNames(database)).toStrictEqual([]);
 
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail']);
       } finally {
         await database.close();
         await fresh.drop();
@@ -129,7 +130,7 @@ describe('PostgresDatabase', () => {
 
         await holder.query('commit');
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail']);
       } finally {
         await holder.end();
         await database.close();
@@ -367,6 +368,64 @@ describe('PostgresDatabase', () => {
     });
   });
 
+  describe('a connection that goes silent', () => {
+    /** One pooled connection, through a relay that can stall it; no statement groups, so every statement uses the pool. */
+    const throughRelay = async (): Promise<{ relay: TcpRelay; database: PostgresDatabase; owner: pg.Client; drop: () => Promise<void> }> => {
+      const fresh = await createTestDatabase();
+      const owner = new pg.Client({ connectionString: fresh.url });
+      await owner.connect();
+      await owner.query('create table writes (id text primary key)');
+      const relay = await startTcpRelay(fresh.url);
+      const database = new PostgresDatabase({ url: relay.url, poolMax: 1, statementTimeoutMs: 500, queryTimeoutMs: 1_000, statementGroups: false });
+      const drop = async (): Promise<void> => {
+        await database.close();
+        await relay.close();
+        await owner.end();
+        await fresh.drop();
+      };
+      return { relay, database, owner, drop };
+    };
+    const committed = async (owner: pg.Client): Promise<string[]> => (await owner.query<{ id: string }>('select id from writes order by id')).rows.map((row) => row.id);
+
+    it('is dropped after the query timeout, so the next statement gets a new connection instead of waiting on it', async () => {
+      const { relay, database, drop } = await throughRelay();
+      try {
+        const db = database.reader<AnySchema>();
+        expect((await sql<{ n: number }>`select ${1}::int as n`.execute(db)).rows).toStrictEqual([{ n: 1 }]);
+        relay.stall(0);
+        await expect(sql`select ${2}::int as n`.execute(db)).rejects.toThrow('Query read timeout');
+        expect((await sql<{ n: number }>`select ${3}::int as n`.execute(db)).rows).toStrictEqual([{ n: 3 }]);
+        expect(relay.connections()).toBe(2);
+      } finally {
+        await drop();
+      }
+    });
+
+    it('never leaves a transaction its caller was told failed open for a later COMMIT, nor an autocommitted write inside it', async () => {
+      const { relay, database, owner, drop } = await throughRelay();
+      try {
+        const failed = database.transaction<AnySchema, void>(async (trx) => {
+          await sql`insert into writes (id) values (${'told-failed-1'})`.execute(trx);
+          relay.stall(0);
+          await sql`insert into writes (id) values (${'told-failed-2'})`.execute(trx);
+        });
+        await expect(failed).rejects.toThrow();
+        // The network comes back well before the server's idle-in-transaction timeout.
+        relay.resume(0);
+        await sleep(200);
+        await database.transaction<AnySchema, void>(async (trx) => {
+          await sql`insert into writes (id) values (${'later'})`.execute(trx);
+        });
+        await database.autocommit<AnySchema, void>(async (db) => {
+          await sql`insert into writes (id) values (${'autocommitted'})`.execute(db);
+        });
+        expect(await committed(owner)).toStrictEqual(['autocommitted', 'later']);
+      } finally {
+        await drop();
+      }
+    });
+  });
+
   describe('health and close', () => {
     it('is healthy on a live database and unhealthy once the database is gone, reporting the lost idle connection', async () => {
       const fresh = await createTestDatabase();
@@ -524,6 +583,15 @@ describe('PostgresDatabase', () => {
           { level: 'info', bindings: { space: SPACE, slots: 2, slot: process.pid % 2 }, message: 'every slot is held by another process; this one shares a slot' },
         ]);
         expect(await heldSlots(fresh.url, SPACE)).toEqual([0, 1]);
+        // The third holds nothing, so it keeps no session open for it: two sessions, not three.
+        const sessions = new pg.Client({ connectionString: fresh.url, application_name: 'session-counter' });
+        await sessions.connect();
+        try {
+          const open = await sessions.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'core-connector'`);
+          expect(open.rows).toEqual([{ n: 2 }]);
+        } finally {
+          await sessions.end();
+        }
       } finally {
         await Promise.all(databases.map((database) => database.close()));
         await fresh.drop();
@@ -546,7 +614,7 @@ describe('PostgresDatabase', () => {
         await vi.waitFor(() => expect(lines).toHaveLength(1));
         expect(lines[0]).toMatchObject({
           level: 'warn',
-          bindings: { store: 'postgres', connection: 'slots' },
+          bindings: { store: 'postgres', connection: 'slots', slots: [`${SPACE}/0`] },
           message: 'PostgreSQL connection failed; the slots it held are free for other processes',
         });
         expect((lines[0]!.bindings as { reason: string }).reason).toMatch(/^(terminating connection due to administrator command|Connection terminated unexpectedly)$/);
@@ -555,6 +623,9 @@ describe('PostgresDatabase', () => {
         expect(await first.claimSlot(SPACE, 4)).toBe(0);
         later = new PostgresDatabase({ url: fresh.url, poolMax: 1, logger });
         expect(await later.claimSlot(SPACE, 4)).toBe(0);
+        // The lost session is forgotten: a claim in another key space opens a new one and takes a free slot.
+        expect(await first.claimSlot(SPACE + 1, 4)).toBe(0);
+        expect(await heldSlots(fresh.url, SPACE + 1)).toEqual([0]);
         expect(lines).toHaveLength(1);
       } finally {
         await killer.end();

@@ -117,8 +117,8 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #logger: Logger | undefined;
   /** Slots claimed by this process, by key space and count (claimSlot). */
   readonly #slots = new Map<string, Promise<number>>();
-  /** The session that holds the slots' advisory locks, opened by the first claim. */
-  #slotSession: Promise<pg.Client> | undefined;
+  /** The session that holds the slots' advisory locks, opened by a claim, forgotten once lost. */
+  #slotSession: Promise<SlotSession> | undefined;
 
   constructor(options: PostgresDatabaseOptions) {
     const settings = checkedSettings(options);
@@ -149,7 +149,9 @@ export class PostgresDatabase implements SqlDatabase {
       const counted = (...args: unknown[]): unknown => {
         counts.statements += 1;
         counts.roundTrips += 1;
-        return sent(...args);
+        const answer = sent(...args);
+        if (answer instanceof Promise) answer.catch((error: unknown) => dropAfterReadTimeout(client, error));
+        return answer;
       };
       (client as unknown as { query: (...args: unknown[]) => unknown }).query = names === undefined ? counted : preparingQuery(counted, names);
     });
@@ -304,10 +306,15 @@ export class PostgresDatabase implements SqlDatabase {
     try {
       const session = await this.#openSlotSession();
       for (let slot = 0; slot < slots; slot += 1) {
-        const result = await session.query<{ locked: boolean }>('select pg_try_advisory_lock($1::integer, $2::integer) as locked', [space, slot]);
-        if (result.rows[0]?.locked === true) return slot;
+        const result = await session.client.query<{ locked: boolean }>('select pg_try_advisory_lock($1::integer, $2::integer) as locked', [space, slot]);
+        if (result.rows[0]?.locked === true) {
+          session.held.push(`${space}/${slot}`);
+          return slot;
+        }
       }
       this.#report('info', { space, slots, slot: shared }, 'every slot is held by another process; this one shares a slot');
+      // A session that holds nothing is not kept open for nothing; a later claim opens another.
+      if (session.held.length === 0) this.#forgetSlotSession(session);
     } catch (error) {
       this.#report('warn', { space, slots, slot: shared, reason: error instanceof Error ? error.message : String(error) }, 'no slot could be claimed; this process shares a slot');
     }
@@ -315,29 +322,44 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   /**
-   * One session of its own, kept open for the life of the process: a session-level advisory lock
-   * lasts as long as the session that took it. Should the session fail, the slots already given
-   * stay in use (a hint only) and the failure is logged; the locks are gone, so a process that
-   * starts later may take the same slot.
+   * One session of its own, kept open while it holds a slot: a session-level advisory lock lasts
+   * as long as the session that took it. Should the session fail, the slots already given stay
+   * in use (a hint only) and the failure is logged, naming them; the locks are gone, so a
+   * process that starts later may take the same slots. The lost session is forgotten, so that a
+   * later claim (another key space) opens a new one.
    */
-  #openSlotSession(): Promise<pg.Client> {
+  #openSlotSession(): Promise<SlotSession> {
     if (this.#slotSession === undefined) {
       const client = new pg.Client(this.#connection);
+      const session: SlotSession = { client, held: [] };
       // A session ended by the server reports its last words, then the lost connection: once is enough.
-      let reported = false;
-      client.on('error', (error: Error) => {
-        if (reported) return;
-        reported = true;
-        this.#report('warn', { store: 'postgres', connection: 'slots', reason: error.message }, 'PostgreSQL connection failed; the slots it held are free for other processes');
-      });
-      const opening = client.connect().then(() => client);
+      let lost = false;
+      const onLost = (reason: string): void => {
+        if (lost) return;
+        lost = true;
+        this.#forgetSlotSession(session);
+        // Closing ends the session on purpose.
+        if (session.held.length > 0 && !this.#closed) {
+          this.#report('warn', { store: 'postgres', connection: 'slots', slots: [...session.held], reason }, 'PostgreSQL connection failed; the slots it held are free for other processes');
+        }
+      };
+      client.on('error', (error: Error) => onLost(error.message));
+      client.on('end', () => onLost('the session ended'));
+      const opening = client.connect().then(() => session);
       // A session that did not open is not kept: a later claim tries again.
       opening.catch(() => {
         if (this.#slotSession === opening) this.#slotSession = undefined;
       });
       this.#slotSession = opening;
+      session.opening = opening;
     }
     return this.#slotSession;
+  }
+
+  /** Ends a slots' session (if it is still open) and forgets it, unless a newer one replaced it. */
+  #forgetSlotSession(session: SlotSession): void {
+    if (this.#slotSession !== undefined && this.#slotSession === session.opening) this.#slotSession = undefined;
+    session.client.end().catch(() => undefined);
   }
 
   #report(level: 'info' | 'warn', bindings: Record<string, unknown>, message: string): void {
@@ -409,7 +431,7 @@ export class PostgresDatabase implements SqlDatabase {
     await this.#grouping?.reads.pool.end();
     // Ending the slots' session frees its slots for other processes.
     await this.#slotSession?.then(
-      (session) => session.end().catch(() => undefined),
+      (session) => session.client.end().catch(() => undefined),
       () => undefined,
     );
     // A connection still in the set has not ended yet (the set drops it on 'end'), and no event
@@ -446,6 +468,27 @@ interface Grouping {
 type Settings = { -readonly [Name in keyof typeof POSTGRES_DEFAULTS]: number };
 
 /** Options come from configuration; a nonsensical limit is refused rather than passed to `pg`. */
+/** The slots' session: its connection, the slots it holds ("space/slot"), and the promise that opened it. */
+interface SlotSession {
+  readonly client: pg.Client;
+  readonly held: string[];
+  opening?: Promise<SlotSession>;
+}
+
+/**
+ * Ends a connection on which `pg` gave up waiting for an answer (`query_timeout`). `pg` answers
+ * the caller but leaves the statement running on the connection, and drops what was queued
+ * behind it (a ROLLBACK among them); Kysely then gives the connection back as healthy. Reused,
+ * it would keep the failed transaction open, and the next transaction's COMMIT on it would
+ * commit what its caller was told had failed. Ended, the pool drops it when it comes back, and
+ * the server rolls the transaction back when it sees the session gone.
+ */
+function dropAfterReadTimeout(client: pg.PoolClient, error: unknown): void {
+  if (!(error instanceof Error) || error.message !== 'Query read timeout') return;
+  const connection = (client as unknown as { connection?: { stream?: { destroy?: (error: Error) => void } } }).connection;
+  connection?.stream?.destroy?.(new Error('no answer from PostgreSQL within the query timeout; the connection is dropped'));
+}
+
 /**
  * The URL and the session's start-up options. A URL's own `options` parameter (`-c` settings of
  * an operator's choosing) would replace the connector's, since `pg` lets the URL win: they are
