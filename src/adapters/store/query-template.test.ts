@@ -238,6 +238,22 @@ describe('query templates refuse what they cannot repeat', () => {
     }
   });
 
+  it('refuses a slot named like a property every object inherits, which a missing value would take', async () => {
+    const { database, cleanup } = await sqliteTarget();
+    try {
+      await database.migrate(thingsMigrations);
+      for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf'] as const) {
+        const inherited = queryTemplate(`by ${name}`, (db: Db, p: Slots<Record<typeof name, string>>) => db.selectFrom('things').selectAll().where('id', '=', p[name]));
+        await expect(async () => inherited.first(database.reader<Schema>(), { [name]: 'x' } as Record<typeof name, string>)).rejects.toThrow(
+          `query by ${name}: slot ${name} is named like a property every object has; name it otherwise`,
+        );
+      }
+    } finally {
+      await database.close();
+      await cleanup();
+    }
+  });
+
   it('keeps at most maxShapes shapes of a family, and makes any other afresh each time', () => {
     let made = 0;
     const family = new TemplateFamily('few', (shape: number, name) => {

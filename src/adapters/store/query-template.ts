@@ -127,6 +127,9 @@ export class QueryTemplate<S, P extends object, R> {
     const query = this.#build(db, slotsFor<P>()).compile();
     const order = query.parameters.map((parameter, index) => {
       if (!(parameter instanceof Slot)) throw new Error(`query ${this.name}: parameter ${index + 1} is a value, not a slot`);
+      // Values are read from plain objects: a slot named like a property every object inherits
+      // (`constructor`, `toString`) would take the inherited function where a value is missing.
+      if (parameter.name in Object.prototype) throw new Error(`query ${this.name}: slot ${parameter.name} is named like a property every object has; name it otherwise`);
       return parameter.name;
     });
     const compiled = { sql: query.sql, query: query.query, order };
