@@ -634,6 +634,35 @@ describe('PostgresDatabase', () => {
       }
     });
 
+    it('closes a slots\' session that goes silent, and claims on a new one once the network is back', async () => {
+      const fresh = await createTestDatabase();
+      const relay = await startTcpRelay(fresh.url);
+      const { logger, lines } = recordingLogger();
+      const database = new PostgresDatabase({ url: relay.url, poolMax: 1, statementTimeoutMs: 500, queryTimeoutMs: 1_000, logger });
+      try {
+        expect(await database.claimSlot(SPACE, 4)).toBe(0);
+        relay.stall(0);
+        expect(await database.claimSlot(SPACE + 1, 4)).toBe(process.pid % 4);
+        await vi.waitFor(() => expect(lines).toHaveLength(2));
+        expect(lines).toEqual([
+          { level: 'warn', bindings: { space: SPACE + 1, slots: 4, slot: process.pid % 4, reason: 'Query read timeout' }, message: 'no slot could be claimed; this process shares a slot' },
+          {
+            level: 'warn',
+            bindings: { store: 'postgres', connection: 'slots', slots: [`${SPACE}/0`], reason: 'no answer from PostgreSQL within the query timeout; the connection is dropped' },
+            message: 'PostgreSQL connection failed; the slots it held are free for other processes',
+          },
+        ]);
+        relay.resume(0);
+        expect(await database.claimSlot(SPACE + 2, 4)).toBe(0);
+        expect(relay.connections()).toBe(2);
+        expect(await heldSlots(fresh.url, SPACE + 2)).toEqual([0]);
+      } finally {
+        await database.close();
+        await relay.close();
+        await fresh.drop();
+      }
+    });
+
     it('answers a shared slot, and says why, when no session can be opened', async () => {
       const { logger, lines } = recordingLogger();
       const database = new PostgresDatabase({ url: 'postgres://cc:open-sesame@127.0.0.1:1/cc', poolMax: 1, logger, connectionTimeoutMs: 1_000 });

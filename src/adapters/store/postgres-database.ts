@@ -303,8 +303,9 @@ export class PostgresDatabase implements SqlDatabase {
   /** Tries the slots in order on the slots' session; never fails (see SqlDatabase.claimSlot). */
   async #claim(space: number, slots: number): Promise<number> {
     const shared = process.pid % slots;
+    let session: SlotSession | undefined;
     try {
-      const session = await this.#openSlotSession();
+      session = await this.#openSlotSession();
       for (let slot = 0; slot < slots; slot += 1) {
         const result = await session.client.query<{ locked: boolean }>('select pg_try_advisory_lock($1::integer, $2::integer) as locked', [space, slot]);
         if (result.rows[0]?.locked === true) {
@@ -316,6 +317,12 @@ export class PostgresDatabase implements SqlDatabase {
       // A session that holds nothing is not kept open for nothing; a later claim opens another.
       if (session.held.length === 0) this.#forgetSlotSession(session);
     } catch (error) {
+      if (session !== undefined) {
+        // A session that went silent is closed (its loss is then logged as any other); one that
+        // holds nothing is not kept.
+        dropAfterReadTimeout(session.client, error);
+        if (session.held.length === 0) this.#forgetSlotSession(session);
+      }
       this.#report('warn', { space, slots, slot: shared, reason: error instanceof Error ? error.message : String(error) }, 'no slot could be claimed; this process shares a slot');
     }
     return shared;
@@ -483,7 +490,7 @@ interface SlotSession {
  * commit what its caller was told had failed. Ended, the pool drops it when it comes back, and
  * the server rolls the transaction back when it sees the session gone.
  */
-function dropAfterReadTimeout(client: pg.PoolClient, error: unknown): void {
+function dropAfterReadTimeout(client: pg.ClientBase, error: unknown): void {
   if (!(error instanceof Error) || error.message !== 'Query read timeout') return;
   const connection = (client as unknown as { connection?: { stream?: { destroy?: (error: Error) => void } } }).connection;
   connection?.stream?.destroy?.(new Error('no answer from PostgreSQL within the query timeout; the connection is dropped'));
