@@ -474,7 +474,6 @@ interface Grouping {
 
 type Settings = { -readonly [Name in keyof typeof POSTGRES_DEFAULTS]: number };
 
-/** Options come from configuration; a nonsensical limit is refused rather than passed to `pg`. */
 /** The slots' session: its connection, the slots it holds ("space/slot"), and the promise that opened it. */
 interface SlotSession {
   readonly client: pg.Client;
@@ -509,6 +508,7 @@ export function sessionStart(url: string): { readonly connectionString: string; 
   return { connectionString: parsed.toString(), options: own.trim() === '' ? SESSION_OPTIONS : `${own} ${SESSION_OPTIONS}` };
 }
 
+/** Options come from configuration; a nonsensical limit is refused rather than passed to `pg`. */
 function checkedSettings(options: PostgresDatabaseOptions): Settings {
   const settings: Settings = {
     connectionTimeoutMs: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
