@@ -7,6 +7,7 @@ import { outgoingMigrations } from '../../src/adapters/store/outgoing-migrations
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import type { AnySchema, SqlDatabase } from '../../src/adapters/store/sql-database.js';
 import { refundReference } from '../../src/domain/outgoing-references.js';
+import type { NewOutgoingPayment } from '../../src/ports/outgoing-store.js';
 import { FxStore, fxStoreMigrations } from '../../src/fxp/store/fx-store.js';
 import { auditSubjectId, IdentifierStore, identifierMigrations } from '../../src/identifiers/identifier-store.js';
 import { STORE_TARGETS, type StoreTarget } from '../support/store-targets.js';
@@ -31,6 +32,23 @@ const BACKFILLS = [
   'fx-003-audit-seq-from-trail',
   'identifiers-004-audit-seq-from-trail',
 ];
+
+function newPayment(homeTransactionId: string): NewOutgoingPayment {
+  return {
+    homeTransactionId,
+    requestHash: 'c3'.repeat(32),
+    kind: 'SEND_MONEY',
+    amountType: 'SEND',
+    flow: 'bank',
+    payerId: '0009876543',
+    payeeIdType: 'MSISDN',
+    payeeId: '260971111111',
+    sendAmount: '25.00',
+    sendCurrency: 'ZMW',
+    receiveCurrency: 'ZMW',
+    createdAt: T0,
+  };
+}
 
 async function trail(database: SqlDatabase, subject: string, subjectId: string): Promise<Array<[number, string | null, string, string | null]>> {
   const result = await sql<{ seq: number | string; from_state: string | null; to_state: string; institution_reference: string | null }>`
@@ -91,20 +109,7 @@ for (const [name, open] of STORE_TARGETS) {
         createdAt: T0,
       });
       expect((await inbound.transitionTransfer('tr-old', ['RECEIVED'], 'RESERVED', { completedTimestamp: T0 }))?.state).toBe('RESERVED');
-      await outgoing.insert({
-        homeTransactionId: 'home-old',
-        requestHash: 'c3'.repeat(32),
-        kind: 'SEND_MONEY',
-        amountType: 'SEND',
-        flow: 'bank',
-        payerId: '0009876543',
-        payeeIdType: 'MSISDN',
-        payeeId: '260971111111',
-        sendAmount: '25.00',
-        sendCurrency: 'ZMW',
-        receiveCurrency: 'ZMW',
-        createdAt: T0,
-      });
+      await outgoing.insert(newPayment('home-old'));
       expect((await outgoing.transition('home-old', ['INITIATING'], 'QUOTED', { transferId: 'tf-old' }))?.state).toBe('QUOTED');
       expect((await outgoing.transition('home-old', ['QUOTED'], 'ACCEPTING'))?.state).toBe('ACCEPTING');
       await fx.insertConversion({
@@ -165,20 +170,7 @@ for (const [name, open] of STORE_TARGETS) {
       const outgoing = new SqlOutgoingStore(database, NOW);
       for (let index = 0; index < 1_203; index += 1) {
         const homeTransactionId = `home-${String(index).padStart(5, '0')}`;
-        await outgoing.insert({
-          homeTransactionId,
-          requestHash: 'c3'.repeat(32),
-          kind: 'SEND_MONEY',
-          amountType: 'SEND',
-          flow: 'bank',
-          payerId: '0009876543',
-          payeeIdType: 'MSISDN',
-          payeeId: '260971111111',
-          sendAmount: '25.00',
-          sendCurrency: 'ZMW',
-          receiveCurrency: 'ZMW',
-          createdAt: T0,
-        });
+        await outgoing.insert(newPayment(homeTransactionId));
         // Every third payment has no transferId yet: it keeps no refund reference.
         if (index % 3 !== 0) await outgoing.transition(homeTransactionId, ['INITIATING'], 'QUOTED', { transferId: `tf-${index}` });
       }
