@@ -268,7 +268,7 @@ describe('PostgresDatabase', () => {
       }
     });
 
-    it('runs every session at READ COMMITTED when the database defaults to SERIALIZABLE, keeping a URL\'s own options', async () => {
+    it('runs every session at READ COMMITTED when the database defaults to SERIALIZABLE, with the server probing a silent client, keeping a URL\'s own options', async () => {
       const fresh = await createTestDatabase();
       const admin = new PostgresDatabase({ url: fresh.url, poolMax: 1 });
       await sql`alter database ${sql.id(fresh.name)} set default_transaction_isolation to 'serializable'`.execute(admin.reader());
@@ -279,8 +279,11 @@ describe('PostgresDatabase', () => {
       const outsider = new pg.Client({ connectionString: fresh.url });
       await outsider.connect();
       try {
-        const setting = sql<{ level: string; memory: string }>`select current_setting('transaction_isolation') as level, current_setting('work_mem') as memory`;
-        const expected = [{ level: 'read committed', memory: '5MB' }];
+        const setting = sql<{ level: string; memory: string; idle: string; interval: string; count: string }>`
+          select current_setting('transaction_isolation') as level, current_setting('work_mem') as memory,
+                 current_setting('tcp_keepalives_idle') as idle, current_setting('tcp_keepalives_interval') as interval,
+                 current_setting('tcp_keepalives_count') as count`;
+        const expected = [{ level: 'read committed', memory: '5MB', idle: '30', interval: '10', count: '3' }];
         expect((await outsider.query('select current_setting(\'transaction_isolation\') as level')).rows).toStrictEqual([{ level: 'serializable' }]);
         expect((await setting.execute(database.reader())).rows).toStrictEqual(expected);
         expect((await database.transaction(async (trx) => setting.execute(trx))).rows).toStrictEqual(expected);
@@ -307,18 +310,19 @@ describe('PostgresDatabase', () => {
       }
     });
 
-    it('sends its session setting last, after the URL\'s own options, and leaves a URL without options as it is', () => {
+    it('sends its session settings last, after the URL\'s own options, and leaves a URL without options as it is', () => {
+      const SESSION = '-c default_transaction_isolation=read\\ committed -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3';
       expect(sessionStart('postgres://cc:s3cret@db.example:5432/cc?sslmode=require')).toStrictEqual({
         connectionString: 'postgres://cc:s3cret@db.example:5432/cc?sslmode=require',
-        options: '-c default_transaction_isolation=read\\ committed',
+        options: SESSION,
       });
       expect(sessionStart('postgres://cc@db.example/cc?options=-c%20search_path%3Dledger&sslmode=require')).toStrictEqual({
         connectionString: 'postgres://cc@db.example/cc?sslmode=require',
-        options: '-c search_path=ledger -c default_transaction_isolation=read\\ committed',
+        options: `-c search_path=ledger ${SESSION}`,
       });
       expect(sessionStart('postgres://cc@db.example/cc?options=')).toStrictEqual({
         connectionString: 'postgres://cc@db.example/cc',
-        options: '-c default_transaction_isolation=read\\ committed',
+        options: SESSION,
       });
     });
 

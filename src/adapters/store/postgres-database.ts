@@ -82,14 +82,22 @@ const GROUP_TIME_BUDGET_MS = 500;
 /** Most statements in one group. */
 const GROUP_MAX_STATEMENTS = 64;
 /**
- * Sent with every session's start: its transactions run at READ COMMITTED whatever the server's,
+ * Sent with every session's start. Its transactions run at READ COMMITTED whatever the server's,
  * the database's or the role's default. The stores' compare-and-set statements rely on it: a
  * statement that waited for a row another transaction changed reads the row again and finds
  * its condition no longer holds (nothing changed), where REPEATABLE READ or SERIALIZABLE would
  * fail it with a serialization error (40001). Transactions that need a snapshot (the ledgers'
  * conservation checks) set their own level.
+ *
+ * And the server probes the connection after 30 s of silence, every 10 s, and ends the session
+ * after 3 unanswered probes: a session whose client is gone without a word (a network cut, a
+ * host lost; the connector closes its own silent connections, but the close may never arrive)
+ * is ended in about a minute, with its locks and its connection slot, where the system's
+ * default waits two hours. Every network drop would otherwise leave up to a replica's whole
+ * pool behind on the server, until `max_connections` refuses everyone. Over a Unix socket these
+ * settings do nothing.
  */
-const SESSION_OPTIONS = '-c default_transaction_isolation=read\\ committed';
+const SESSION_OPTIONS = '-c default_transaction_isolation=read\\ committed -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3';
 
 /**
  * PostgreSQL through a `pg` pool. Each `transaction` call is one READ COMMITTED transaction on
