@@ -428,6 +428,40 @@ describe('SqliteDatabase group commit', () => {
     await database.close();
   });
 
+  it('answers a unit that fills the disk with SQLITE_FULL, and commits its group mates, which SQLite undid with it, in the next group', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    // The file may not grow by one page more: a row that needs a page of its own is SQLITE_FULL,
+    // and SQLite then rolls the whole transaction back itself, savepoints and all.
+    await database.transaction(async (trx) => {
+      await sql`pragma max_page_count = 1`.execute(trx);
+    });
+    const insert = (id: number, label: string): Promise<number> =>
+      database.transaction<ItemsSchema, number>(async (trx) => {
+        await trx.insertInto('items').values({ id, label }).execute();
+        return id;
+      });
+    const runs: number[] = [];
+    // One turn: one group, the large row between two that fit in the table's page.
+    const answers = await Promise.allSettled([
+      insert(1, 'small'),
+      database.transaction<ItemsSchema, number>(async (trx) => {
+        runs.push(2);
+        await trx.insertInto('items').values({ id: 2, label: 'x'.repeat(20_000) }).execute();
+        return 2;
+      }),
+      insert(3, 'also small'),
+    ]);
+    expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : (answer.reason as { code: string }).code))).toStrictEqual([1, 'SQLITE_FULL', 3]);
+    expect((answers[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'database or disk is full' });
+    expect(runs).toStrictEqual([2]);
+    expect(await database.reader<ItemsSchema>().selectFrom('items').select(['id', 'label']).orderBy('id').execute()).toStrictEqual([
+      { id: 1, label: 'small' },
+      { id: 3, label: 'also small' },
+    ]);
+    await database.close();
+  });
+
   it('refuses a transaction after close', async () => {
     const database = new SqliteDatabase(path);
     await database.close();

@@ -67,6 +67,8 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #statementCaches: CachingStatements[];
   readonly #readerDb: Kysely<AnySchema>;
   readonly #connections: BetterSqlite3.Database[];
+  /** The writer's connection itself, to tell whether SQLite undid a group's transaction on its own. */
+  readonly #writerConnection: BetterSqlite3.Database;
   /** The savepoint around each unit of a group, run on the writer directly (no query building). */
   readonly #unit: { readonly begin: () => void; readonly release: () => void; readonly undo: () => void };
   /** Whether each commit is on disk yet; none for a database in memory, which has no disk. */
@@ -90,6 +92,7 @@ export class SqliteDatabase implements SqlDatabase {
     const writer = openConnection(path);
     const reader = path === ':memory:' ? writer : openConnection(path);
     this.#connections = writer === reader ? [writer] : [writer, reader];
+    this.#writerConnection = writer;
     const counted = (): void => {
       this.#counts.statements += 1;
     };
@@ -183,7 +186,8 @@ export class SqliteDatabase implements SqlDatabase {
         // The writer is used by this group alone (Kysely's transaction holds its connection and
         // the next group waits for this one), so the savepoints can go to it directly.
         const unit = this.#unit;
-        for (const item of group) {
+        const connection = this.#writerConnection;
+        for (const [index, item] of group.entries()) {
           unit.begin();
           // Recorded once the unit's savepoint is released or undone, so that each member's
           // outcome stays at its own index whatever fails.
@@ -192,6 +196,9 @@ export class SqliteDatabase implements SqlDatabase {
             outcome = { ok: true, value: await item.work(trx) };
             unit.release();
           } catch (error) {
+            // After some errors (a full disk, an I/O error) SQLite rolls the whole transaction
+            // back itself: no savepoint is left to undo, and nothing of the group is written.
+            if (!connection.inTransaction) throw new GroupUndone(index, error);
             unit.undo();
             unit.release();
             outcome = { ok: false, error };
@@ -218,6 +225,16 @@ export class SqliteDatabase implements SqlDatabase {
         throw error;
       }
     } catch (error) {
+      if (error instanceof GroupUndone) {
+        // The unit that met the error fails with it; the others, undone with it through no fault
+        // of their own and none of them written, run again at the head of the queue (as units of
+        // the next group, each on its own: one unit's error no longer undoes the others).
+        group.forEach((item, index) => {
+          if (index === error.index) item.reject(error.cause);
+        });
+        this.#queue.unshift(...group.filter((_, index) => index !== error.index));
+        return;
+      }
       // The group did not reach the disk: every member fails, none is reported as done.
       for (const item of group) item.reject(error);
       return;
@@ -278,6 +295,16 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.#readerDb !== this.#writer) await this.#readerDb.destroy();
     await this.#writer.destroy();
     for (const connection of this.#connections) if (connection.open) connection.close();
+  }
+}
+
+/** A group's transaction that SQLite rolled back on its own when the unit at `index` failed with `cause`. */
+class GroupUndone extends Error {
+  constructor(
+    readonly index: number,
+    override readonly cause: unknown,
+  ) {
+    super('SQLite rolled back the whole group after one unit\'s error');
   }
 }
 
