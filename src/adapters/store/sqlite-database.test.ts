@@ -462,6 +462,40 @@ describe('SqliteDatabase group commit', () => {
     await database.close();
   });
 
+  it('says it is unhealthy once its files are removed, and reports no commit as done from the next check on', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    const insert = (id: number): Promise<string> =>
+      database.transaction<ItemsSchema, void>(async (trx) => void (await trx.insertInto('items').values({ id, label: 'kept?' }).execute())).then(
+        () => 'reported done',
+        (error: Error) => error.message,
+      );
+    expect(await insert(1)).toBe('reported done');
+    await expect(database.health()).resolves.toBeUndefined();
+    // The data directory removed under the running connector: SQLite writes on into the unlinked
+    // files, and their fsync succeeds; all of it would vanish when the process closes them.
+    rmSync(directory, { recursive: true, force: true });
+    await expect(database.health()).rejects.toThrow(`the SQLite file ${path} was removed while the connector ran: nothing written since is kept; restore the data and restart`);
+    // Syncs check the files at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const removed = `the SQLite file ${path} was removed while the connector ran: nothing written since is kept; restore the data and restart`;
+    // The check fails the durability gate, as a failed fsync does: every commit from then on.
+    expect(await insert(2)).toBe(`the database's log could not be written to disk; restart the connector: ${removed}`);
+    expect(await insert(3)).toBe(`the database's log could not be written to disk; restart the connector: ${removed}`);
+    await database.close();
+  });
+
+  it('says it is unhealthy once its file is replaced by another at the same path', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    await expect(database.health()).resolves.toBeUndefined();
+    rmSync(path);
+    const other = new BetterSqlite3(path);
+    other.close();
+    await expect(database.health()).rejects.toThrow(`the SQLite file ${path} was replaced while the connector ran: nothing written since is kept; restore the data and restart`);
+    await database.close();
+  });
+
   it('refuses a transaction after close', async () => {
     const database = new SqliteDatabase(path);
     await database.close();

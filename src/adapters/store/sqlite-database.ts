@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type SqliteStatement, type UnknownRow } from 'kysely';
@@ -33,6 +34,11 @@ const SYNCS_IN_FLIGHT = 2;
  * before its commit, as SQLite does whenever its cache is full.
  */
 export const PAGE_CACHE_KIB = 2000;
+/**
+ * At most this often a sync of the log also checks that the database's file and its log are
+ * still the ones the connections opened (see #checkFiles).
+ */
+const FILE_CHECK_INTERVAL_MS = 1000;
 
 interface PendingWork {
   readonly work: (trx: Kysely<AnySchema>) => Promise<unknown>;
@@ -74,6 +80,8 @@ export class SqliteDatabase implements SqlDatabase {
   /** Whether each commit is on disk yet; none for a database in memory, which has no disk. */
   readonly #gate: DurabilityGate | undefined;
   readonly #log: FileSync | undefined;
+  /** The database's file and its log as the connections opened them (the log once it exists). */
+  readonly #opened = new Map<string, Stats>();
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
@@ -87,11 +95,21 @@ export class SqliteDatabase implements SqlDatabase {
       mkdirSync(dirname(path), { recursive: true });
       const log = (options.logSync ?? fileSync)(`${path}-wal`);
       this.#log = log;
-      this.#gate = new DurabilityGate(() => log.sync(), { inFlight: SYNCS_IN_FLIGHT });
+      let checkedAt = Number.NEGATIVE_INFINITY;
+      this.#gate = new DurabilityGate(
+        async () => {
+          await log.sync();
+          if (performance.now() - checkedAt < FILE_CHECK_INTERVAL_MS) return;
+          checkedAt = performance.now();
+          await this.#checkFiles();
+        },
+        { inFlight: SYNCS_IN_FLIGHT },
+      );
     }
     const writer = openConnection(path);
     const reader = path === ':memory:' ? writer : openConnection(path);
     this.#connections = writer === reader ? [writer] : [writer, reader];
+    if (path !== ':memory:') this.#opened.set(path, statSync(path));
     this.#writerConnection = writer;
     const counted = (): void => {
       this.#counts.statements += 1;
@@ -279,7 +297,29 @@ export class SqliteDatabase implements SqlDatabase {
     await this.#gate?.committed();
   }
 
+  /**
+   * Whether the database's file and its log are still at their paths, the same files. Removed
+   * under the running process (a data directory deleted, a volume unmounted), SQLite would go on
+   * writing to the open, unlinked files, and the fsync of the log would succeed: commits would be
+   * answered, and lost when the process closes them. Replaced, the files at the path are not the
+   * ones written. Checked by health and, at most once a second, after a sync of the log, whose
+   * failure fails the durability gate: nothing is reported as done from then until a restart.
+   */
+  async #checkFiles(): Promise<void> {
+    const log = `${this.path}-wal`;
+    if (!this.#opened.has(log)) {
+      const found = await stat(log).catch(() => undefined);
+      if (found !== undefined) this.#opened.set(log, found);
+    }
+    for (const [file, opened] of this.#opened) {
+      const now = await stat(file).catch(() => undefined);
+      if (now === undefined) throw new Error(`the SQLite file ${file} was removed while the connector ran: nothing written since is kept; restore the data and restart`);
+      if (now.ino !== opened.ino || now.dev !== opened.dev) throw new Error(`the SQLite file ${file} was replaced while the connector ran: nothing written since is kept; restore the data and restart`);
+    }
+  }
+
   async health(): Promise<void> {
+    await this.#checkFiles();
     await ping(this.#readerDb);
     await this.transaction<AnySchema, void>(async (trx) => {
       await ping(trx);
