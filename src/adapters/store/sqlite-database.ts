@@ -247,9 +247,7 @@ export class SqliteDatabase implements SqlDatabase {
         // The unit that met the error fails with it; the others, undone with it through no fault
         // of their own and none of them written, run again at the head of the queue (as units of
         // the next group, each on its own: one unit's error no longer undoes the others).
-        group.forEach((item, index) => {
-          if (index === error.index) item.reject(error.cause);
-        });
+        group[error.index]?.reject(error.cause);
         this.#queue.unshift(...group.filter((_, index) => index !== error.index));
         return;
       }
