@@ -462,6 +462,29 @@ describe('SqliteDatabase group commit', () => {
     await database.close();
   });
 
+  it('says it is unhealthy after the storage refused a write, until a later transaction commits', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    await database.transaction(async (trx) => {
+      await sql`pragma max_page_count = 1`.execute(trx);
+    });
+    await expect(database.health()).resolves.toBeUndefined();
+    const large = database.transaction<ItemsSchema, void>(async (trx) => {
+      await trx.insertInto('items').values({ id: 2, label: 'x'.repeat(20_000) }).execute();
+    });
+    await expect(large).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+    // Health's own transaction writes nothing and would pass: the refusal is what it reports.
+    await expect(database.health()).rejects.toThrow('the storage refused the last write (database or disk is full); no write has succeeded since');
+    await expect(database.health()).rejects.toThrow('the storage refused the last write (database or disk is full); no write has succeeded since');
+    // Space again (here: the limit lifted), and a write that commits.
+    await database.transaction<ItemsSchema, void>(async (trx) => {
+      await sql`pragma max_page_count = 1000000`.execute(trx);
+      await trx.insertInto('items').values({ id: 2, label: 'x'.repeat(20_000) }).execute();
+    });
+    await expect(database.health()).resolves.toBeUndefined();
+    await database.close();
+  });
+
   it('says it is unhealthy once its files are removed, and reports no commit as done from the next check on', async () => {
     const database = new SqliteDatabase(path);
     await database.migrate([itemsMigration]);

@@ -44,7 +44,12 @@ interface PendingWork {
   readonly work: (trx: Kysely<AnySchema>) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** Health's own empty transaction, which writes nothing and so proves nothing about the disk. */
+  readonly probe: boolean;
 }
+
+/** SQLite's answers that come from the storage under the file rather than from the statement. */
+const STORAGE_FAILURE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
 
 export interface SqliteDatabaseOptions {
   /** How the write-ahead log at `path` is made durable; the default is an fsync on libuv's thread pool. */
@@ -82,6 +87,12 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #log: FileSync | undefined;
   /** The database's file and its log as the connections opened them (the log once it exists). */
   readonly #opened = new Map<string, Stats>();
+  /**
+   * The last error the storage gave a group (a full disk, an I/O error), reported by health until
+   * a group commits the work of a transaction after it: meanwhile every write may be failing,
+   * while health's own transaction, which writes nothing, would pass.
+   */
+  #storageFailure: Error | undefined;
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
@@ -157,6 +168,10 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
+    return this.#enqueue(work, false);
+  }
+
+  #enqueue<S, T>(work: (trx: Kysely<S>) => Promise<T>, probe: boolean): Promise<T> {
     if (this.#closed) return Promise.reject(new Error('database is closed'));
     const failure = this.#gate?.failure;
     if (failure !== undefined) return Promise.reject(failure);
@@ -166,6 +181,7 @@ export class SqliteDatabase implements SqlDatabase {
         work: work as unknown as (trx: Kysely<AnySchema>) => Promise<unknown>,
         resolve: resolve as (value: unknown) => void,
         reject,
+        probe,
       });
       if (!this.#flushing) {
         this.#flushing = true;
@@ -236,6 +252,7 @@ export class SqliteDatabase implements SqlDatabase {
           throw error;
         }
         this.#counts.commits += 1;
+        if (outcomes.some((outcome, index) => outcome.ok && group[index]?.probe === false)) this.#storageFailure = undefined;
         durable = commit?.made();
       } catch (error) {
         open = false;
@@ -243,6 +260,8 @@ export class SqliteDatabase implements SqlDatabase {
         throw error;
       }
     } catch (error) {
+      const cause: unknown = error instanceof GroupUndone ? error.cause : error;
+      if (cause instanceof Error && 'code' in cause && typeof cause.code === 'string' && STORAGE_FAILURE.test(cause.code)) this.#storageFailure = cause;
       if (error instanceof GroupUndone) {
         // The unit that met the error fails with it; the others, undone with it through no fault
         // of their own and none of them written, run again at the head of the queue (as units of
@@ -318,10 +337,12 @@ export class SqliteDatabase implements SqlDatabase {
 
   async health(): Promise<void> {
     await this.#checkFiles();
+    const failure = this.#storageFailure;
+    if (failure !== undefined) throw new Error(`the storage refused the last write (${failure.message}); no write has succeeded since`, { cause: failure });
     await ping(this.#readerDb);
-    await this.transaction<AnySchema, void>(async (trx) => {
+    await this.#enqueue<AnySchema, void>(async (trx) => {
       await ping(trx);
-    });
+    }, true);
   }
 
   async close(): Promise<void> {
