@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -53,6 +55,40 @@ function heldLog(): { logSync: (path: string) => FileSync; paths: string[]; sync
     },
   };
   return log;
+}
+
+/** better-sqlite3's path, for a child process that holds a file's write lock. */
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
+
+/**
+ * Another process holding the file's write lock (BEGIN IMMEDIATE) for `holdMs`, as an operator's
+ * sqlite3 shell in the middle of a change would. `released` says whether it has let go.
+ */
+async function holdWriteLock(path: string, holdMs: number): Promise<{ released(): boolean; stop(): void; exited: Promise<void> }> {
+  const script = `
+    const Database = require(${JSON.stringify(BETTER_SQLITE3)});
+    const db = new Database(${JSON.stringify(path)});
+    db.exec('begin immediate');
+    process.stdout.write('held\\n');
+    setTimeout(() => { db.exec('commit'); db.close(); process.stdout.write('released\\n'); process.exit(0); }, ${holdMs});
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('held')) resolve();
+    });
+  });
+  return {
+    released: () => output.includes('released'),
+    stop: () => {
+      if (child.exitCode === null) child.kill();
+    },
+    exited,
+  };
 }
 
 /** Lets the event loop turn a few times, long enough for a group to be committed. */
@@ -461,6 +497,46 @@ describe('SqliteDatabase group commit', () => {
     ]);
     await database.close();
   });
+
+  it('waits for another process\'s write lock once per group, at its start, even for work that reads first', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    const holder = await holdWriteLock(path, 1_000);
+    try {
+      // Reads, then writes: a deferred BEGIN would be refused at once when it came to write.
+      const moved = await database.transaction<ItemsSchema, number>(async (trx) => {
+        const before = await trx.selectFrom('items').select('id').execute();
+        await trx.insertInto('items').values({ id: before.length + 1, label: 'after the lock' }).execute();
+        return before.length + 1;
+      });
+      expect(moved).toBe(1);
+      expect(holder.released()).toBe(true);
+    } finally {
+      holder.stop();
+    }
+    await database.close();
+  });
+
+  it('fails a whole group that cannot have the write lock within busy_timeout, and commits the next once it is free', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    const holder = await holdWriteLock(path, 6_000);
+    const insert = (id: number): Promise<string> =>
+      database.transaction<ItemsSchema, void>(async (trx) => void (await trx.insertInto('items').values({ id, label: 'waited' }).execute())).then(
+        () => 'committed',
+        (error: { code?: string }) => String(error.code),
+      );
+    try {
+      expect(await Promise.all([insert(1), insert(2), insert(3)])).toStrictEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
+      expect(holder.released()).toBe(false);
+    } finally {
+      holder.stop();
+    }
+    await holder.exited;
+    expect(await insert(4)).toBe('committed');
+    expect(await database.reader<ItemsSchema>().selectFrom('items').select('id').execute()).toStrictEqual([{ id: 4 }]);
+    await database.close();
+  }, 20_000);
 
   it('says it is unhealthy after the storage refused a write, until a later transaction commits', async () => {
     const database = new SqliteDatabase(path);

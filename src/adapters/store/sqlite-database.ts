@@ -133,7 +133,12 @@ export class SqliteDatabase implements SqlDatabase {
       };
     };
     this.#unit = { begin: direct('savepoint unit'), release: direct('release savepoint unit'), undo: direct('rollback to savepoint unit') };
-    this.#writerStatements = cachingStatements(writer, counted);
+    // A group takes the write lock when it begins (BEGIN IMMEDIATE; Kysely sends a plain BEGIN).
+    // A deferred transaction that reads first and then writes is refused at once with
+    // SQLITE_BUSY if another process holds the lock (busy_timeout does not apply to that
+    // upgrade), and each unit of a group would meet the lock on its own; taken at BEGIN, the lock
+    // is waited for once per group, up to busy_timeout, and a group that cannot have it fails whole.
+    this.#writerStatements = cachingStatements(writer, counted, 'begin immediate');
     this.#statementCaches = [this.#writerStatements];
     this.#writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: this.#writerStatements }) });
     const gate = this.#gate;
@@ -390,7 +395,7 @@ interface CachingStatements extends KyselySqliteDatabase {
  * reading one with its rows made by readingStatement for the columns it had when prepared. A
  * change of schema is not seen by a kept statement's row maker, so migrations forget them all.
  */
-function cachingStatements(connection: BetterSqlite3.Database, counted: () => void): CachingStatements {
+function cachingStatements(connection: BetterSqlite3.Database, counted: () => void, begin = 'begin'): CachingStatements {
   const cache = new Map<string, SqliteStatement>();
   const forget = (): void => cache.clear();
   return {
@@ -402,7 +407,7 @@ function cachingStatements(connection: BetterSqlite3.Database, counted: () => vo
       let statement = cache.get(text);
       if (statement === undefined) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-        statement = readingStatement(connection.prepare(text));
+        statement = readingStatement(connection.prepare(text === 'begin' ? begin : text));
         cache.set(text, statement);
       }
       return statement;
