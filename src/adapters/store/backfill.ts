@@ -28,20 +28,19 @@ export interface ColumnBackfill {
  * Sets one column of existing rows to a value worked out in JavaScript: for a migration whose
  * value SQL cannot compute alike on SQLite and PostgreSQL (a digest). Pages of rows in key
  * order, so a large table is never held whole; each page's changes go in one UPDATE over a
- * VALUES list. Runs inside the migration's transaction. Answers how many rows it changed.
+ * VALUES list. Runs inside the migration's transaction.
  */
-export async function backfillColumn(db: Kysely<AnySchema>, spec: ColumnBackfill): Promise<number> {
+export async function backfillColumn(db: Kysely<AnySchema>, spec: ColumnBackfill): Promise<void> {
   const keys = sql.join(spec.key.map((column) => sql.ref(column)));
   const columns = sql.join([...spec.key, ...spec.read].map((column) => sql.ref(column)));
   const filter = spec.where ?? sql`1 = 1`;
   let after: readonly unknown[] | undefined;
-  let changed = 0;
   for (;;) {
     const from = after === undefined ? sql`` : sql`and (${keys}) > (${sql.join(after.map((value) => sql`${value}`))})`;
     const page = await sql<Record<string, unknown>>`
       select ${columns} from ${sql.table(spec.table)} where ${filter} ${from} order by ${keys} limit ${sql.lit(PAGE_ROWS)}`.execute(db);
     const last = page.rows.at(-1);
-    if (last === undefined) return changed;
+    if (last === undefined) return;
     after = spec.key.map((column) => last[column]);
     const updates: RawBuilder<unknown>[] = [];
     for (const row of page.rows) {
@@ -55,11 +54,10 @@ export async function backfillColumn(db: Kysely<AnySchema>, spec: ColumnBackfill
         sql` and `,
       );
       const value = sql`cast(${sql.ref(`v.column${width}`)} as ${sql.raw(spec.type)})`;
-      const result = await sql`
+      await sql`
         update ${sql.table(spec.table)} set ${sql.ref(spec.column)} = ${value}
           from (values ${sql.join(updates)}) as v where ${matches}`.execute(db);
-      changed += Number(result.numAffectedRows ?? 0n);
     }
-    if (page.rows.length < PAGE_ROWS) return changed;
+    if (page.rows.length < PAGE_ROWS) return;
   }
 }

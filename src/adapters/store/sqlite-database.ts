@@ -394,6 +394,7 @@ interface CachingStatements extends KyselySqliteDatabase {
  * better-sqlite3 compiles a statement per prepare(); Kysely prepares per query, so keep them, each
  * reading one with its rows made by readingStatement for the columns it had when prepared. A
  * change of schema is not seen by a kept statement's row maker, so migrations forget them all.
+ * Kysely's plain `begin` runs as `begin` (the writer's groups: `begin immediate`).
  */
 function cachingStatements(connection: BetterSqlite3.Database, counted: () => void, begin = 'begin'): CachingStatements {
   const cache = new Map<string, SqliteStatement>();
