@@ -294,13 +294,29 @@ describe('PostgresDatabase', () => {
         // changed finds its condition false (no row), instead of failing with 40001.
         await outsider.query('create table counters (id integer primary key, n integer not null)');
         await outsider.query('insert into counters values (1, 0)');
+        // The first holds its change open until the second's update is seen waiting on its lock.
+        let changedFirst!: () => void;
+        const firstChanged = new Promise<void>((resolve) => (changedFirst = resolve));
+        let letFirstCommit!: () => void;
+        const firstMayCommit = new Promise<void>((resolve) => (letFirstCommit = resolve));
         const first = database.transaction(async (trx) => {
           const changed = await sql`update counters set n = n + 1 where id = 1 and n = 0`.execute(trx);
-          await sql`select pg_sleep(0.3)`.execute(trx);
+          changedFirst();
+          await firstMayCommit;
           return changed.numAffectedRows;
         });
-        await sleep(100);
-        const second = database.transaction(async (trx) => (await sql`update counters set n = n + 1 where id = 1 and n = 0`.execute(trx)).numAffectedRows);
+        await firstChanged;
+        const second = database.transaction(async (trx) => (await sql`update counters set n = n + 2 where id = 1 and n = 0`.execute(trx)).numAffectedRows);
+        await vi.waitFor(
+          async () => {
+            const waiting = await outsider.query<{ n: number }>(
+              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update counters set n = n + 2%'`,
+            );
+            expect(waiting.rows).toStrictEqual([{ n: 1 }]);
+          },
+          { timeout: 10_000, interval: 10 },
+        );
+        letFirstCommit();
         expect(await Promise.all([first, second])).toStrictEqual([1n, 0n]);
         expect((await outsider.query('select n from counters')).rows).toStrictEqual([{ n: 1 }]);
       } finally {
@@ -413,7 +429,7 @@ describe('PostgresDatabase', () => {
           relay.stall(0);
           await sql`insert into writes (id) values (${'told-failed-2'})`.execute(trx);
         });
-        await expect(failed).rejects.toThrow();
+        await expect(failed).rejects.toThrow('no answer from PostgreSQL within the query timeout; the connection is dropped');
         // The network comes back well before the server's idle-in-transaction timeout.
         relay.resume(0);
         await sleep(200);
