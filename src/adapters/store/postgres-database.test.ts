@@ -89,6 +89,32 @@ describe('PostgresDatabase', () => {
       }
     });
 
+    it('runs migrations without the payment path\'s statement and query timeouts, nor a database\'s own, which still apply to everything else', async () => {
+      const fresh = await createTestDatabase();
+      const admin = new PostgresDatabase({ url: fresh.url, poolMax: 1 });
+      await sql`alter database ${sql.id(fresh.name)} set statement_timeout to '300ms'`.execute(admin.reader());
+      await admin.close();
+      const database = new PostgresDatabase({ url: fresh.url, poolMax: 2, statementTimeoutMs: 200, queryTimeoutMs: 400 });
+      // An upgrade's migration rewriting a large table in one statement, longer than each limit.
+      const long: Migration = {
+        id: 'test-002-long',
+        async up(db) {
+          await sql`select pg_sleep(0.8)`.execute(db);
+          await db.schema.createTable('long_marker').addColumn('id', 'integer').execute();
+        },
+      };
+      try {
+        await database.migrate([...connectorMigrations, long]);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'test-002-long']);
+        expect(await tableNames(database)).toStrictEqual(['inbound_transfers', 'long_marker', 'quotes', 'schema_migrations']);
+        await expect(sql`select pg_sleep(0.8)`.execute(database.reader())).rejects.toThrow('canceling statement due to statement timeout');
+        await expect(database.transaction(async (trx) => sql`select pg_sleep(0.8)`.execute(trx))).rejects.toThrow('canceling statement due to statement timeout');
+      } finally {
+        await database.close();
+        await fresh.drop();
+      }
+    });
+
     it('applies nothing of a failing batch: the schema stays as it was', async () => {
       const fresh = await createTestDatabase();
       const database = new PostgresDatabase({ url: fresh.url, poolMax: 2 });

@@ -238,7 +238,7 @@ export class PostgresDatabase implements SqlDatabase {
    * drops it when it is given back. Either way the failure is logged; without a listener, Node
    * would treat it as an uncaught exception and stop the process.
    */
-  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups' | 'read groups'): void {
+  #watch(pool: pg.Pool, connection: 'pool' | 'commit groups' | 'read groups' | 'migrations'): void {
     const inUse = new Set<pg.PoolClient>();
     const log = (error: Error, state: 'idle' | 'in use'): void => {
       const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
@@ -388,16 +388,30 @@ export class PostgresDatabase implements SqlDatabase {
    * next finds them recorded and applies nothing. DDL is transactional in PostgreSQL, so a
    * failing migration leaves the schema as it was. A migration must therefore be able to run
    * inside a transaction (no CREATE INDEX CONCURRENTLY).
+   *
+   * They run on a connection of their own, without the limits meant for the payment path (the
+   * server's statement timeout, the client's query timeout): an upgrade's migration may update
+   * every row of a large table in one statement, and a limit would refuse it at every start.
+   * The server's idle-in-transaction timeout stays: the migrations never wait between statements.
    */
   async migrate(migrations: readonly Migration[]): Promise<void> {
     this.#assertOpen();
-    await this.#db
-      .transaction()
-      .setIsolationLevel('read committed')
-      .execute(async (trx) => {
-        await this.#takeMigrationLock(trx);
-        await applyMigrations(trx, migrations, (work) => work(trx));
-      });
+    const pool = new pg.Pool({ ...this.#connection, max: 1, statement_timeout: 0, query_timeout: 0 });
+    this.#watch(pool, 'migrations');
+    const db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      await db
+        .transaction()
+        .setIsolationLevel('read committed')
+        .execute(async (trx) => {
+          // A zero statement_timeout is not sent at connection; a role's or database's own applies then.
+          await sql`set local statement_timeout = 0`.execute(trx);
+          await this.#takeMigrationLock(trx);
+          await applyMigrations(trx, migrations, (work) => work(trx));
+        });
+    } finally {
+      await db.destroy();
+    }
   }
 
   /**
