@@ -14,6 +14,10 @@ describe('loadConfig', () => {
     expect(config.apiType).toBe('fspiop');
     expect(config.coreBanking.adapter).toBe('sandbox');
     expect(config.sdkBaseUrl).toBe('http://localhost:4001');
+    // Above the switch connector's timeouts (SDK_TIMEOUT_MS, SDK_TRANSFER_TIMEOUT_MS): a recovery
+    // step that waits on one does not outlast its lease.
+    expect(config.recovery.leaseMs).toBe(120_000);
+    expect(config.recovery.leaseMs).toBeGreaterThan(Math.max(config.sdkTimeoutMs, config.outgoing.transferTimeoutMs));
   });
 
   it('reads every setting', () => {
@@ -50,6 +54,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/cc', DATABASE_STATEMENT_GROUPS: 'yes' })).toThrow(
       'DATABASE_STATEMENT_GROUPS: "yes" is not one of on, off',
     );
+  });
+
+  it('refuses a PostgreSQL URL that does not parse, without showing its password', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://cc:s3cret@db host:5432/cc' })).toThrow(
+      'DATABASE_URL: "postgres://***@db host:5432/cc" is not a valid URL (percent-encode spaces and reserved characters)',
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://a b' })).toThrow(
+      'DATABASE_URL: "postgres://a b" is not a valid URL (percent-encode spaces and reserved characters)',
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgres://cc:my%20secret@db:5432/cc' }).store.location).toBe('postgres://cc:my%20secret@db:5432/cc');
   });
 
   it('lists every problem at once', () => {

@@ -240,7 +240,7 @@ export function loadConfig(env: Env): Config {
       baseBackoffMs: read.integer('RECOVERY_BASE_BACKOFF_MS', 1000, 1, 3_600_000),
       maxBackoffMs: read.integer('RECOVERY_MAX_BACKOFF_MS', 300_000, 1, 86_400_000),
       attentionAfterAttempts: read.integer('RECOVERY_ATTENTION_AFTER_ATTEMPTS', 10, 1, 1_000_000),
-      leaseMs: read.integer('RECOVERY_LEASE_MS', 60_000, 100, 3_600_000),
+      leaseMs: read.integer('RECOVERY_LEASE_MS', 120_000, 100, 3_600_000),
     },
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
@@ -381,7 +381,10 @@ function readStore(read: Reader, problems: string[]): StoreConfig {
   const poolMax = read.integer('DATABASE_POOL_MAX', 10, 1, 1000);
   const preparedStatements = read.oneOf('DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on';
   const statementGroups = read.oneOf('DATABASE_STATEMENT_GROUPS', ['on', 'off'], 'on') === 'on';
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', location: url, poolMax, preparedStatements, statementGroups };
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    if (!URL.canParse(url)) problems.push(`DATABASE_URL: "${url.replace(/\/\/[^@]*@/, '//***@')}" is not a valid URL (percent-encode spaces and reserved characters)`);
+    return { kind: 'postgres', location: url, poolMax, preparedStatements, statementGroups };
+  }
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
   if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
     problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);
