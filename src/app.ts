@@ -323,10 +323,19 @@ async function createCoreBanking(
   const accounts =
     config.sandboxAccountsFile === undefined
       ? demoAccounts
-      : parseSandboxAccountsFile(await readFile(config.sandboxAccountsFile, 'utf8'));
+      : parseSandboxAccountsFile(await readAccountsFile(config.sandboxAccountsFile));
   const seeded = await seedSandbox(ledger, accounts);
   logger.info({ seeded, floatShards: { first: floatLane.first, count: floatLane.size } }, 'sandbox institution ready');
   return { coreBanking: new SandboxCoreBanking(ledger, { outgoingFlow: config.outgoing.sandboxFlow }), sandbox: ledger };
+}
+
+/** The sandbox's accounts file, read at every start (its books are opened from it only on the first). */
+async function readAccountsFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new Error(`SANDBOX_ACCOUNTS_FILE: cannot read "${path}" (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
 }
 
 /**

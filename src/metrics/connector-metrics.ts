@@ -146,7 +146,7 @@ function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
     ['statements', 'connector_db_statements_total', 'Statements sent to the database'],
     ['roundTrips', 'connector_db_round_trips_total', 'Round trips to the database (PostgreSQL: a commit or read group is one; SQLite: one per statement)'],
     ['transactions', 'connector_db_transactions_total', 'Transactions asked of the database'],
-    ['commits', 'connector_db_commits_total', 'Commits that reached the disk (one per group of transactions on SQLite, per commit group on PostgreSQL)'],
+    ['commits', 'connector_db_commits_total', 'Commits that reached the disk (SQLite: one per group of transactions; PostgreSQL: one per commit group, statement committed alone, or explicit transaction)'],
   ] as const;
   for (const [field, name, help] of names) {
     let counted = 0;

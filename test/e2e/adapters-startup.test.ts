@@ -143,6 +143,30 @@ describe('the built connector as an operator runs it', () => {
     });
   });
 
+  it('a PostgreSQL DATABASE_URL that does not parse: exit code 2 with the other problems, its password not shown', async () => {
+    const outcome = await runUntilExit(build.mainPath, workDir, { DATABASE_URL: 'postgres://cc:s3cret@db host:5432/cc', DATABASE_POOL_MAX: '0' });
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: [
+        'invalid configuration:',
+        '  - DATABASE_POOL_MAX: "0" is not a whole number from 1 to 1000',
+        '  - DATABASE_URL: "postgres://***@db host:5432/cc" is not a valid URL (percent-encode spaces and reserved characters)',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  it('SANDBOX_ACCOUNTS_FILE that cannot be read: the start stops, naming the setting and the file', async () => {
+    const missing = join(workDir, 'no-such-dir', 'accounts.json');
+    const outcome = await runUntilExit(build.mainPath, workDir, { DATABASE_URL: join(workDir, 'accounts-missing.db'), SANDBOX_ACCOUNTS_FILE: missing, INCOMING_PORT: '0', OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' });
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `core connector failed to start: SANDBOX_ACCOUNTS_FILE: cannot read "${missing}" (ENOENT: no such file or directory, open '${missing}')\n`,
+    });
+  });
+
   it('CBS_ADAPTER=fineract with its documented settings starts, answers /health against the fixture, and stops cleanly', async () => {
     const fixture = await FINERACT.startFixture(ADAPTER_SEED, new ManualClock());
     let child: ConnectorChild | undefined;
