@@ -99,9 +99,12 @@ describe('withAuditCause', () => {
     releaseSecond();
     await second;
     const after = marksOnANewPromise();
-    // Node 20 marks each promise made while the hooks are on (its async ids and the store); a
-    // runtime that carries the store another way (Node 24's async context frames) marks none.
-    if (process.versions.node.startsWith('20.')) expect(duringFirst).toBeGreaterThan(outside);
+    // Node 20 and 22 mark each promise made while the hooks are on (its async ids and the store:
+    // three symbols each, measured on 20.20); a runtime that carries the store another way (Node
+    // 24's async context frames) marks none, and this test must be rethought there, not passed.
+    const major = Number(process.versions.node.split('.')[0]);
+    if (major >= 24) throw new Error(`audit-cause's promise-hook test is written for Node 20 and 22, not ${process.versions.node}`);
+    expect(duringFirst).toBe(outside + 3);
     expect(duringSecondAlone).toBe(duringFirst);
     expect(after).toBe(outside);
   });

@@ -42,7 +42,9 @@ describe('parseJsonBody', () => {
   it('counts exactly only when the text holds more openings than the limit', () => {
     // 40 brackets inside a string: more openings than 32, but the body nests 1 level.
     expect(parseJsonBody(`{"a":"${'['.repeat(40)}"}`)).toEqual({ a: '['.repeat(40) });
-    expect(parseJsonBody(`${'['.repeat(32)}${']'.repeat(32)}`)).toHaveLength(1);
+    let nested: unknown = [];
+    for (let level = 1; level < 32; level += 1) nested = [nested];
+    expect(parseJsonBody(`${'['.repeat(32)}${']'.repeat(32)}`)).toStrictEqual(nested);
   });
 
   it('refuses bad text however it is written, and walks only text that could hold some', () => {

@@ -8,7 +8,7 @@ import { customerWith, startHarness, type Harness } from '../support/sandbox-har
  * counters: statements (BEGIN and COMMIT included), network round trips, and commits that reached
  * the disk. One lifecycle at a time, no statement waits for another, so each is committed alone:
  * one round trip each. Under load the writes that arrive together share a commit group (one round
- * trip and one commit for the group: postgres-commit-groups.test.ts). The benchmark reports the
+ * trip and one commit for the group: src/adapters/store/postgres-statement-groups.test.ts). The benchmark reports the
  * same figures per lifecycle; this pins where they go, so that a change that adds a round trip
  * fails here.
  */

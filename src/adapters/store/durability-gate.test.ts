@@ -198,7 +198,7 @@ describe('DurabilityGate', () => {
 });
 
 describe('fileSync', () => {
-  it('syncs a real file as often as asked, opening it once, and fails for a file that is not there', async () => {
+  it('syncs a real file, opening it at the first sync and keeping it open for the next, and fails for a file that is not there', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'cc-sync-'));
     try {
       const path = join(directory, 'log');

@@ -416,7 +416,10 @@ describe('statement groups on PostgreSQL', () => {
         database.autocommit<AnySchema, unknown>(async (db) => (await sql`insert into deferred_keys (k, n) values (${'same'}, ${n}) returning n`.execute(db)).rows);
       // One turn of the event loop: one group, whose COMMIT meets the deferred uniqueness (23505).
       // Alone, the two run at once on two connections: either may commit first, and the other fails.
+      const before = database.work();
       const answers = await Promise.allSettled([insert(1), insert(2)]);
+      // The group (BEGIN, two inserts, COMMIT: one round trip), then each insert alone.
+      expect(delta(before, database.work())).toEqual({ statements: 4 + 2, roundTrips: 1 + 2, transactions: 2, commits: 1 });
       const won = answers.findIndex((answer) => answer.status === 'fulfilled');
       expect(won === 0 || won === 1).toBe(true);
       expect(answers[won]).toEqual({ status: 'fulfilled', value: [{ n: won + 1 }] });
@@ -428,10 +431,13 @@ describe('statement groups on PostgreSQL', () => {
     it('keeps the read groups\' connection when one read of a group fails', async () => {
       const database = await openInFrench();
       const read = (text: string): Promise<unknown> => sql.raw(text).execute(database.quickReader()).then((result) => result.rows);
+      const before = database.work();
       const [first, failed] = await Promise.allSettled([read('select pg_backend_pid() as pid'), read('select 1 / 0 as n')]);
       expect((failed as PromiseRejectedResult).reason).toMatchObject({ code: '22012', severity: 'ERREUR' });
       const [again] = await Promise.all([read('select pg_backend_pid() as pid'), read('select 1 as n')]);
       expect(again).toEqual((first as PromiseFulfilledResult<unknown>).value);
+      // Two read groups of two, one round trip each: the failed read was not run again alone.
+      expect(delta(before, database.work())).toEqual({ statements: 2 + 2, roundTrips: 2, transactions: 0, commits: 0 });
     });
   });
 

@@ -61,31 +61,37 @@ function heldLog(): { logSync: (path: string) => FileSync; paths: string[]; sync
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /**
- * Another process holding the file's write lock (BEGIN IMMEDIATE) for `holdMs`, as an operator's
- * sqlite3 shell in the middle of a change would. `released` says whether it has let go.
+ * Another process holding the file's write lock (BEGIN IMMEDIATE), as an operator's sqlite3 shell
+ * in the middle of a change would, after running `writes` inside it. It lets go when told (a line
+ * on its stdin), or by itself `releaseAfterMs` after taking it: a group waiting on the lock blocks
+ * this process's event loop (busy_timeout), so only the holder's own clock can end that wait.
  */
-async function holdWriteLock(path: string, holdMs: number): Promise<{ released(): boolean; stop(): void; exited: Promise<void> }> {
+async function holdWriteLock(path: string, options: { writes?: string[]; releaseAfterMs?: number } = {}): Promise<{ release(): void; exited: Promise<void> }> {
   const script = `
     const Database = require(${JSON.stringify(BETTER_SQLITE3)});
     const db = new Database(${JSON.stringify(path)});
     db.exec('begin immediate');
+    for (const text of ${JSON.stringify(options.writes ?? [])}) db.exec(text);
+    const release = () => { db.exec('commit'); db.close(); process.exit(0); };
     process.stdout.write('held\\n');
-    setTimeout(() => { db.exec('commit'); db.close(); process.stdout.write('released\\n'); process.exit(0); }, ${holdMs});
+    process.stdin.once('data', release);
+    ${options.releaseAfterMs === undefined ? '' : `setTimeout(release, ${options.releaseAfterMs});`}
   `;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin?.on('error', () => undefined);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the lock holder exited (${code}) before holding the lock`)));
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('held')) resolve();
     });
   });
   return {
-    released: () => output.includes('released'),
-    stop: () => {
-      if (child.exitCode === null) child.kill();
+    release: () => {
+      if (child.exitCode === null) child.stdin?.write('release\n');
     },
     exited,
   };
@@ -205,6 +211,7 @@ describe('SqliteDatabase group commit', () => {
     await database.migrate([itemsMigration]);
     expect(log.paths).toStrictEqual([`${path}-wal`]);
     const syncsBefore = log.syncs;
+    const commitsBefore = database.work().commits;
     log.held = true;
     const events: string[] = [];
     const written = database
@@ -213,7 +220,7 @@ describe('SqliteDatabase group commit', () => {
       })
       .then(() => events.push('transaction answered'));
     await turns();
-    expect(database.work().commits).toBeGreaterThan(0);
+    expect(database.work().commits).toBe(commitsBefore + 1);
     // Committed in SQLite, so the reader connection sees the row, but it is not on disk yet.
     const read = database
       .reader<ItemsSchema>()
@@ -277,13 +284,14 @@ describe('SqliteDatabase group commit', () => {
       }
     };
     let polls: Promise<unknown> = Promise.resolve();
+    const commitsBefore = database.work().commits;
     const written = database.transaction<ItemsSchema, void>(async (trx) => {
       await trx.insertInto('items').values({ id: 31, label: 'polled' }).execute();
       // Not awaited: they run on while the group is released and committed.
       polls = Promise.all([poll('template'), poll('kysely')]);
     });
     await turns();
-    expect(database.work().commits).toBeGreaterThan(0);
+    expect(database.work().commits).toBe(commitsBefore + 1);
     expect(seen).toStrictEqual([]);
     log.release();
     await written;
@@ -501,7 +509,9 @@ describe('SqliteDatabase group commit', () => {
   it('waits for another process\'s write lock once per group, at its start, even for work that reads first', async () => {
     const database = new SqliteDatabase(path);
     await database.migrate([itemsMigration]);
-    const holder = await holdWriteLock(path, 1_000);
+    // The holder writes a row of its own under the lock and lets go 1 s later, well within
+    // busy_timeout (5 s): the group, begun meanwhile, must wait for it and then see that row.
+    const holder = await holdWriteLock(path, { writes: [`insert into items (id, label) values (1, 'the other process')`], releaseAfterMs: 1_000 });
     try {
       // Reads, then writes: a deferred BEGIN would be refused at once when it came to write.
       const moved = await database.transaction<ItemsSchema, number>(async (trx) => {
@@ -509,28 +519,38 @@ describe('SqliteDatabase group commit', () => {
         await trx.insertInto('items').values({ id: before.length + 1, label: 'after the lock' }).execute();
         return before.length + 1;
       });
-      expect(moved).toBe(1);
-      expect(holder.released()).toBe(true);
+      expect(moved).toBe(2);
     } finally {
-      holder.stop();
+      holder.release();
     }
+    await holder.exited;
+    expect(await database.reader<ItemsSchema>().selectFrom('items').select(['id', 'label']).orderBy('id').execute()).toStrictEqual([
+      { id: 1, label: 'the other process' },
+      { id: 2, label: 'after the lock' },
+    ]);
     await database.close();
   });
 
   it('fails a whole group that cannot have the write lock within busy_timeout, and commits the next once it is free', async () => {
     const database = new SqliteDatabase(path);
     await database.migrate([itemsMigration]);
-    const holder = await holdWriteLock(path, 6_000);
+    const holder = await holdWriteLock(path);
     const insert = (id: number): Promise<string> =>
       database.transaction<ItemsSchema, void>(async (trx) => void (await trx.insertInto('items').values({ id, label: 'waited' }).execute())).then(
         () => 'committed',
         (error: { code?: string }) => String(error.code),
       );
+    const read = (): Promise<string> =>
+      database.transaction<ItemsSchema, unknown>(async (trx) => trx.selectFrom('items').select('id').execute()).then(
+        (rows) => JSON.stringify(rows),
+        (error: { code?: string }) => String(error.code),
+      );
     try {
-      expect(await Promise.all([insert(1), insert(2), insert(3)])).toStrictEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
-      expect(holder.released()).toBe(false);
+      // The holder keeps the lock until the three have their answer. The group fails whole, at its
+      // BEGIN IMMEDIATE: the unit that only reads too (a deferred BEGIN would have let it read).
+      expect(await Promise.all([insert(1), read(), insert(3)])).toStrictEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
     } finally {
-      holder.stop();
+      holder.release();
     }
     await holder.exited;
     expect(await insert(4)).toBe('committed');

@@ -30,7 +30,7 @@ async function expectConserved(total: string, held: string): Promise<void> {
 
 // The same cases on both databases: SQLite runs each operation as a transaction of several
 // statements, PostgreSQL reserves and commits in one statement each (hold-operations.ts).
-describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
+describe.each(BOOK_STORES)('on %s', (store, openTestBooks) => {
   beforeEach(async () => {
     books = await openTestBooks();
     ledger = books.ledger;
@@ -165,7 +165,9 @@ describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
       const [reserved, released] = await Promise.allSettled([ledger.reserve(REF, zmw('10'), 'acc-payee'), ledger.release(REF)]);
       expect(released.status).toBe('fulfilled');
       // The reservation first, then the release gives it back; or the release first, leaving a
-      // tombstone that refuses the late reservation.
+      // tombstone that refuses the late reservation. On SQLite both go in one group, in the order
+      // they were asked for: the reservation, then its release.
+      if (store === 'SQLite') expect(reserved.status).toBe('fulfilled');
       if (reserved.status === 'rejected') {
         expect(reserved.reason).toBeInstanceOf(ConnectorError);
         expect((reserved.reason as ConnectorError).errorName).toBe('TransferStateConflict');
