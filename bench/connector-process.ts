@@ -15,13 +15,14 @@ export interface ConnectorProcess {
 
 /**
  * The connector's default V8 heap limits, the same as `npm start` (package.json). Semi-spaces of
- * 8 MiB (node's default 16) and an old generation capped at 160 MiB (node's default is a share of
- * the machine's memory) keep its resident memory under load below 150 MiB: the old generation is
- * collected sooner. The cap leaves room for the largest work held at once, a 100,000-line
- * identifier job (it runs out of memory at 96 MiB). The limits go first in NODE_OPTIONS, so that
- * an operator's own NODE_OPTIONS, read later, can change them.
+ * 8 MiB (node's default 16) and an old generation capped at 1,024 MiB (node's default is a share
+ * of the machine's memory) keep its resident memory under load below 150 MiB: V8 sizes its first
+ * old-generation limit from the cap, so the heap is collected sooner. The cap leaves room for an
+ * operator's largest work (a reconciliation of 100,000 records, a 50 MiB identifier upload), which
+ * 160 MiB did not. The limits go first in NODE_OPTIONS, so that an operator's own NODE_OPTIONS,
+ * read later, can change them.
  */
-export const CONNECTOR_HEAP_OPTIONS = '--max-old-space-size=160 --max-semi-space-size=8';
+export const CONNECTOR_HEAP_OPTIONS = '--max-old-space-size=1024 --max-semi-space-size=8';
 
 /**
  * BENCH_NODE_ARGS="--flag ...": node flags for the connector processes instead of the default

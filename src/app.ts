@@ -240,7 +240,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       outgoingLoop.wake();
     },
   });
-  const reconciliation = new Reconciliation(store, outgoingStore, coreBanking, clock);
+  const reconciliation = new Reconciliation(store, outgoingStore, coreBanking, clock, config.reconciliationMaxRecords);
   const operationsServer = await buildOperationsServer({ inboundStore: store, outgoingStore, audit, actions: operatorActions, reconciliation }, health, {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
     // Above the switch connector's timeouts (SDK_TIMEOUT_MS, SDK_TRANSFER_TIMEOUT_MS): a recovery
     // step that waits on one does not outlast its lease.
     expect(config.recovery.leaseMs).toBe(120_000);
+    expect(config.reconciliationMaxRecords).toBe(100_000);
     expect(config.recovery.leaseMs).toBeGreaterThan(Math.max(config.sdkTimeoutMs, config.outgoing.transferTimeoutMs));
   });
 

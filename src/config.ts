@@ -1,3 +1,4 @@
+import { RECONCILIATION_MAX_RECORDS } from './aggregate/reconciliation.js';
 import { urlSetting } from './adapters/core-banking/shared/adapter-settings.js';
 import { SEGMENT_TYPES, type Segment } from './domain/identifier-rules.js';
 import { isCurrencyCode } from './domain/currencies.js';
@@ -88,6 +89,8 @@ export interface Config {
     readonly attentionAfterAttempts: number;
     readonly leaseMs: number;
   };
+  /** The most records one reconciliation report reads (RECONCILIATION_MAX_RECORDS). */
+  readonly reconciliationMaxRecords: number;
   /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
   readonly faults: FaultSettings | undefined;
   readonly outgoing: OutgoingConfig;
@@ -242,6 +245,7 @@ export function loadConfig(env: Env): Config {
       attentionAfterAttempts: read.integer('RECOVERY_ATTENTION_AFTER_ATTEMPTS', 10, 1, 1_000_000),
       leaseMs: read.integer('RECOVERY_LEASE_MS', 120_000, 100, 3_600_000),
     },
+    reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),

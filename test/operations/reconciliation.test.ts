@@ -107,6 +107,39 @@ describe('daily reconciliation against the sandbox institution', () => {
     expect(readFileSync(out, 'utf8')).toBe(String(csv.body));
   }, 60_000);
 
+  it('refuses, before reading the institution, a period with more records than RECONCILIATION_MAX_RECORDS, counting transfers and payments together', async () => {
+    let listed = 0;
+    h = await startHarness({
+      env: { RECONCILIATION_MAX_RECORDS: '3' },
+      overrides: {
+        wrapCoreBanking: (inner) =>
+          interceptCoreBanking(inner, (operation, call) => {
+            if (operation === 'listMovements') listed += 1;
+            return call();
+          }),
+      },
+    });
+    await committed('10');
+    await committed('20');
+    const body = sendMoneyBody();
+    await initiate(h, body);
+    // Three records: within the limit.
+    const within = await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23');
+    expect(within.status).toBe(200);
+    expect((within.body as Report).counts).toEqual({ matched: 2, missing_at_institution: 0, unknown_to_connector: 0, amount_mismatch: 0, pending: 0 });
+    expect(listed).toBe(1);
+    // A fourth (a payment) is one too many.
+    await initiate(h, sendMoneyBody());
+    expect(await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23')).toEqual({
+      status: 400,
+      body: {
+        statusCode: '3100',
+        message: 'Generic validation error: more than 3 records in the period (RECONCILIATION_MAX_RECORDS); reconcile it in parts (from, to)',
+      },
+    });
+    expect(listed).toBe(1);
+  });
+
   it('an adapter that cannot list transactions answers NotSupported', async () => {
     h = await startHarness({
       overrides: {
