@@ -1,7 +1,8 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PARTY_ID_TYPES } from '../domain/identifiers.js';
 import type { IdentifierRecord } from './identifier-store.js';
-import type { IdentifierJobs, JobAction } from './identifier-jobs.js';
+import type { IdentifierJobs, JobAction, LineResult } from './identifier-jobs.js';
 import type { IdentifierInput, IdentifierRegistration } from './registration.js';
 import { ConnectorError } from '../domain/errors.js';
 
@@ -105,9 +106,26 @@ function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channe
     }
   });
   server.get<{ Params: { jobId: string }; Querystring: { format?: string } }>('/identifiers/jobs/:jobId/lines', { onRequest: channel, schema: { params } }, async (request, reply) => {
-    const lines = await jobs.lines(request.params.jobId);
-    if (request.query.format !== 'csv') return { lines };
-    const csv = ['line,idType,idValue,idSubValue,outcome,message', ...lines.map((line) => [line.line, line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, (line.message ?? '').replace(/[,\r\n]/g, ' ')].join(','))].join('\n');
-    return reply.type('text/csv').send(`${csv}\n`);
+    const pages = jobs.linePages(request.params.jobId);
+    // The first page is read before anything is sent, so that a failing store is answered as an
+    // error; the rest follow as the reply is written.
+    const first = await pages.next();
+    const csv = request.query.format === 'csv';
+    return reply.type(csv ? 'text/csv' : 'application/json; charset=utf-8').send(Readable.from(reportText(first, pages, csv)));
   });
+}
+
+/** A job's report, as CSV lines or as the JSON `{"lines": [...]}`, written a page at a time. */
+async function* reportText(first: IteratorResult<LineResult[]>, rest: AsyncGenerator<LineResult[]>, csv: boolean): AsyncGenerator<string> {
+  yield csv ? 'line,idType,idValue,idSubValue,outcome,message\n' : '{"lines":[';
+  let written = 0;
+  for (let page = first; page.done !== true; page = await rest.next()) {
+    if (csv) {
+      yield page.value.map((line) => `${[line.line, line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, (line.message ?? '').replace(/[,\r\n]/g, ' ')].join(',')}\n`).join('');
+    } else {
+      yield `${written > 0 ? ',' : ''}${page.value.map((line) => JSON.stringify(line)).join(',')}`;
+    }
+    written += page.value.length;
+  }
+  if (!csv) yield ']}';
 }

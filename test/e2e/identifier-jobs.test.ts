@@ -82,6 +82,32 @@ describe('bulk identifier registration', () => {
       [8, 'INVALID', 'needs the consent: by, at (ISO 8601) and channel'],
       [9, 'REGISTERED', null],
     ]);
+    // The report is read a page at a time (5,000 lines a page; 3 here), in line order, whole.
+    const pages: number[][] = [];
+    for await (const page of h.app.identifierJobs.linePages(jobId, 3)) pages.push(page.map((line) => line.line));
+    expect(pages).toEqual([[2, 3, 4], [5, 6, 7], [8, 9]]);
+    const json = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+    expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(await json.body.text())).toEqual(lines);
+    const csv = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+    expect(csv.headers['content-type']).toBe('text/csv');
+    expect(await csv.body.text()).toBe(
+      [
+        'line,idType,idValue,idSubValue,outcome,message',
+        '2,MSISDN,260971000001,,REGISTERED,',
+        '3,MSISDN,260971000002,,REGISTERED,',
+        '4,MSISDN,260971000003,,REFUSED,Payer rejected the payment: the account is barred: only active accounts are registered',
+        '5,MSISDN,0971000006,,INVALID,Generic validation error: MSISDN must be an E.164 number in international format  without a leading 0 or 00',
+        '6,MSISDN,260971999999,,REFUSED,Party not found: no customer of the institution has this identifier',
+        '7,MSISDN,260971000006,,FAILED,3003 already registered by another FSP',
+        '8,,,,INVALID,needs the consent: by  at (ISO 8601) and channel',
+        '9,MSISDN,260971000001,,REGISTERED,',
+        '',
+      ].join('\n'),
+    );
+    expect(await (await request(`${h.outgoingUrl}/identifiers/jobs/${'0'.repeat(32)}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } })).body.text()).toBe(
+      'line,idType,idValue,idSubValue,outcome,message\n',
+    );
     // The same file again: the same job, nothing sent again.
     const again = await upload(h, FILE);
     expect(again.body['jobId']).toBe(jobId);
