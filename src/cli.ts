@@ -17,7 +17,7 @@ import { applyRuntimeFlags } from './runtime-flags.js';
  * prints a summary and writes every line's result to the report file. Running it again on the
  * same file is the same job: what succeeded is not sent again.
  *
- *   reconcile --date YYYY-MM-DD [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]
+ *   reconcile --date YYYY-MM-DD | --from INSTANT --to INSTANT [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]
  *
  * Asks the running connector's operations server (with OPERATOR_TOKEN, from the environment or
  * .env) to compare its records of that UTC day with the institution's transactions, prints the
@@ -28,7 +28,7 @@ import { applyRuntimeFlags } from './runtime-flags.js';
 const USAGE =
   'usage: mojaloop-core-connector identifiers register|opt-out FILE [--report REPORT.csv] [--url http://127.0.0.1:3004]\n' +
   '       mojaloop-core-connector identifiers reconcile [--fix] [--url http://127.0.0.1:3004]\n' +
-  '       mojaloop-core-connector reconcile --date YYYY-MM-DD [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]';
+  '       mojaloop-core-connector reconcile --date YYYY-MM-DD | --from INSTANT --to INSTANT [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]';
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(`--${name}`);
@@ -78,7 +78,12 @@ async function main(args: string[]): Promise<number> {
   }
   process.stderr.write('\n');
   const lines = await request(`${base}/identifiers/jobs/${job.jobId}/lines?format=csv`, { headers });
-  writeFileSync(report, await lines.body.text());
+  const text = await lines.body.text();
+  if (lines.statusCode !== 200) {
+    process.stderr.write(`the connector could not give the job's report: HTTP ${lines.statusCode} ${text}\n`);
+    return 1;
+  }
+  writeFileSync(report, text);
   const summary = Object.entries(view.outcomes)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([outcome, count]) => `${outcome} ${count}`)
@@ -91,8 +96,12 @@ async function main(args: string[]): Promise<number> {
 /** The daily reconciliation of payments against the institution's transactions (operations server). */
 async function reconcilePaymentsCommand(args: string[]): Promise<number> {
   const date = option(args, 'date');
+  const from = option(args, 'from');
+  const to = option(args, 'to');
   const format = option(args, 'format') ?? 'csv';
-  if (date === undefined || (format !== 'csv' && format !== 'json')) {
+  // A day, or a period of its own (a busy day in parts, as a refusal over RECONCILIATION_MAX_RECORDS asks).
+  const period = date !== undefined && from === undefined && to === undefined ? date : date === undefined && from !== undefined && to !== undefined ? `${from}..${to}` : undefined;
+  if (period === undefined || (format !== 'csv' && format !== 'json')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -103,20 +112,20 @@ async function reconcilePaymentsCommand(args: string[]): Promise<number> {
   }
   const base = (option(args, 'url') ?? `http://127.0.0.1:${process.env['OPERATIONS_PORT'] ?? '3005'}`).replace(/\/+$/, '');
   const headers = { authorization: `Bearer ${token}` };
-  const query = `date=${encodeURIComponent(date)}`;
+  const query = date !== undefined ? `date=${encodeURIComponent(date)}` : `from=${encodeURIComponent(from ?? '')}&to=${encodeURIComponent(to ?? '')}`;
   const answer = await request(`${base}/operations/reconciliation?${query}`, { headers });
   const report = (await answer.body.json()) as { counts?: Record<string, number>; message?: string };
   if (answer.statusCode !== 200 || report.counts === undefined) {
     process.stderr.write(`the connector refused: HTTP ${answer.statusCode} ${report.message ?? ''}\n`);
     return 1;
   }
-  const out = option(args, 'out') ?? `reconciliation-${date}.${format}`;
+  const out = option(args, 'out') ?? `reconciliation-${period.replace(/[^0-9A-Za-z.-]/g, '')}.${format}`;
   if (format === 'csv') {
     const csv = await request(`${base}/operations/reconciliation?${query}&format=csv`, { headers });
     writeFileSync(out, await csv.body.text());
   } else writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   const counts = report.counts;
-  process.stdout.write(`${date}: ${Object.entries(counts).map(([category, count]) => `${category} ${count}`).join(', ')}\nreport: ${out}\n`);
+  process.stdout.write(`${period}: ${Object.entries(counts).map(([category, count]) => `${category} ${count}`).join(', ')}\nreport: ${out}\n`);
   const discrepancies = (counts['missing_at_institution'] ?? 0) + (counts['unknown_to_connector'] ?? 0) + (counts['amount_mismatch'] ?? 0);
   return discrepancies === 0 ? 0 : 3;
 }

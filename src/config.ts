@@ -386,7 +386,8 @@ function readStore(read: Reader, problems: string[]): StoreConfig {
   const preparedStatements = read.oneOf('DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on';
   const statementGroups = read.oneOf('DATABASE_STATEMENT_GROUPS', ['on', 'off'], 'on') === 'on';
   if (/^postgres(ql)?:\/\//.test(url)) {
-    if (!URL.canParse(url)) problems.push(`DATABASE_URL: "${url.replace(/\/\/[^@]*@/, '//***@')}" is not a valid URL (percent-encode spaces and reserved characters)`);
+    // Not shown: a URL that does not parse cannot be trusted to have its password found and hidden.
+    if (!URL.canParse(url)) problems.push('DATABASE_URL: the postgres:// URL does not parse (percent-encode spaces and reserved characters; the value is not shown)');
     return { kind: 'postgres', location: url, poolMax, preparedStatements, statementGroups };
   }
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');

@@ -76,7 +76,7 @@ export function buildOutgoingServer(outgoing: OutgoingPayments, health: HealthCh
     server.get<{ Params: TransferParams }>(path, status, (request) => outgoing.status(request.params.transferId, kind));
   }
   server.get('/payments/needing-attention', { onRequest: channel }, () => outgoing.needingAttention(100));
-  if (options.identifiers !== undefined) registerIdentifierRoutes(server, options.identifiers, options.identifierJobs, channel);
+  if (options.identifiers !== undefined) registerIdentifierRoutes(server, options.identifiers, options.identifierJobs, channel, options.logger);
 
   // Requests that presented the right secret; the others reach the handler only with CALLBACK_AUTH=confirm.
   const authenticated = new WeakSet<FastifyRequest>();

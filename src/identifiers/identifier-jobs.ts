@@ -302,11 +302,11 @@ export class IdentifierJobs {
    * lines) is never held whole.
    */
   async *linePages(jobId: string, pageRows = LINE_PAGE_ROWS): AsyncGenerator<LineResult[]> {
-    let after = Number.MIN_SAFE_INTEGER;
+    let after: number | undefined;
     for (;;) {
       const rows = await this.#joined(jobId)
         .select(['l.line', 'l.id_type', 'l.id_value', 'l.id_sub_value', 'l.outcome', 'l.message', 'r.state', 'r.platform_code', 'r.platform_message', 'r.last_error'])
-        .where('l.line', '>', after)
+        .$if(after !== undefined, (query) => query.where('l.line', '>', after ?? 0))
         .orderBy('l.line')
         .limit(pageRows)
         .execute();

@@ -5,6 +5,7 @@ import type { IdentifierRecord } from './identifier-store.js';
 import type { IdentifierJobs, JobAction, LineResult } from './identifier-jobs.js';
 import type { IdentifierInput, IdentifierRegistration } from './registration.js';
 import { ConnectorError } from '../domain/errors.js';
+import type { Logger } from '../ports/logger.js';
 
 /**
  * Individual opt-in and opt-out of customer identifiers, on the outgoing server with the
@@ -69,8 +70,9 @@ export function registerIdentifierRoutes(
   registration: IdentifierRegistration,
   jobs: IdentifierJobs | undefined,
   channel: (request: FastifyRequest) => Promise<void>,
+  logger: Logger,
 ): void {
-  if (jobs !== undefined) registerJobRoutes(server, jobs, channel);
+  if (jobs !== undefined) registerJobRoutes(server, jobs, channel, logger);
   const write = { onRequest: channel, schema: { body: identifierRequestSchema } };
   server.post<{ Body: IdentifierBody }>('/identifiers', write, async (request, reply) => answer(reply, await registration.register(request.body, request.body.consent)));
   server.post<{ Body: IdentifierBody }>('/identifiers/opt-out', write, async (request, reply) => answer(reply, await registration.deregister(request.body, request.body.consent)));
@@ -87,10 +89,21 @@ export function registerIdentifierRoutes(
  * (application/x-ndjson) body answers 202 {jobId, total, ...} at once; GET /identifiers/jobs/{jobId}
  * tells the progress and GET .../lines every line's result (?format=csv for a report file).
  */
-function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channel: (request: FastifyRequest) => Promise<void>): void {
+function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channel: (request: FastifyRequest) => Promise<void>, logger: Logger): void {
   server.addContentTypeParser(['text/csv', 'application/x-ndjson'], { parseAs: 'string', bodyLimit: BULK_BODY_LIMIT }, (_request, body, done) => done(null, body));
   const querySchema = { type: 'object', properties: { action: { type: 'string', enum: ['register', 'opt-out'] } } };
-  server.post<{ Querystring: { action?: JobAction }; Body: string }>('/identifiers/jobs', { onRequest: channel, bodyLimit: BULK_BODY_LIMIT, schema: { querystring: querySchema } }, async (request, reply) => {
+  // One upload at a time, from its headers until it is answered or its sender goes: the largest
+  // file the route takes holds about 450 MiB while it is read and stored, and three at once ran a
+  // process with the default 1,024 MiB heap out of memory. Another is refused before its body is read.
+  let uploading = false;
+  const oneAtATime = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (uploading) throw new ConnectorError('UploadInProgress', 'another bulk file is being read and stored; send this one when it is answered');
+    uploading = true;
+    reply.raw.once('close', () => {
+      uploading = false;
+    });
+  };
+  server.post<{ Querystring: { action?: JobAction }; Body: string }>('/identifiers/jobs', { onRequest: [channel, oneAtATime], bodyLimit: BULK_BODY_LIMIT, schema: { querystring: querySchema } }, async (request, reply) => {
     const type = String(request.headers['content-type'] ?? '');
     const format = type.startsWith('text/csv') ? 'csv' : type.startsWith('application/x-ndjson') ? 'jsonl' : undefined;
     if (format === undefined || typeof request.body !== 'string') throw new ConnectorError('MalformedSyntax', 'send the file as text/csv or application/x-ndjson');
@@ -105,21 +118,35 @@ function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channe
       throw new ConnectorError('TransferNotFound', `no identifier job ${request.params.jobId}`);
     }
   });
-  server.get<{ Params: { jobId: string }; Querystring: { format?: string } }>('/identifiers/jobs/:jobId/lines', { onRequest: channel, schema: { params } }, async (request, reply) => {
+  // No HEAD: its answer would be sent before the report was read, and the pages read after it for nothing.
+  const report = { onRequest: channel, schema: { params }, exposeHeadRoute: false };
+  server.get<{ Params: { jobId: string }; Querystring: { format?: string } }>('/identifiers/jobs/:jobId/lines', report, async (request, reply) => {
     const pages = jobs.linePages(request.params.jobId);
     // The first page is read before anything is sent, so that a failing store is answered as an
     // error; the rest follow as the reply is written.
     const first = await pages.next();
     const csv = request.query.format === 'csv';
-    return reply.type(csv ? 'text/csv' : 'application/json; charset=utf-8').send(Readable.from(reportText(first, pages, csv)));
+    const text = reportText(first, pages, csv, (error) =>
+      logger.error({ server: 'outgoing', route: '/identifiers/jobs/:jobId/lines', jobId: request.params.jobId, err: error }, 'job report cut off: the store failed after its first page'),
+    );
+    return reply.type(csv ? 'text/csv' : 'application/json; charset=utf-8').send(Readable.from(text));
   });
 }
 
 /** A job's report, as CSV lines or as the JSON `{"lines": [...]}`, written a page at a time. */
-async function* reportText(first: IteratorResult<LineResult[]>, rest: AsyncGenerator<LineResult[]>, csv: boolean): AsyncGenerator<string> {
+async function* reportText(first: IteratorResult<LineResult[]>, rest: AsyncGenerator<LineResult[]>, csv: boolean, failed: (error: unknown) => void): AsyncGenerator<string> {
   yield csv ? 'line,idType,idValue,idSubValue,outcome,message\n' : '{"lines":[';
   let written = 0;
-  for (let page = first; page.done !== true; page = await rest.next()) {
+  const next = async (): Promise<IteratorResult<LineResult[]>> => {
+    try {
+      return await rest.next();
+    } catch (error) {
+      // The answer has begun: the client sees it cut off; the operator sees why in the log.
+      failed(error);
+      throw error;
+    }
+  };
+  for (let page = first; page.done !== true; page = await next()) {
     if (csv) {
       yield page.value.map((line) => `${[line.line, line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, (line.message ?? '').replace(/[,\r\n]/g, ' ')].join(',')}\n`).join('');
     } else {

@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
 import { request } from 'undici';
 
@@ -36,6 +38,50 @@ const FILE = [
   'MSISDN,260971000001,,branch agent 7,2026-11-20T08:00:00Z,branch',
   '',
 ].join('\n');
+
+/** The report of FILE's job, as the first test leaves it. */
+const REPORT_CSV = [
+  'line,idType,idValue,idSubValue,outcome,message',
+  '2,MSISDN,260971000001,,REGISTERED,',
+  '3,MSISDN,260971000002,,REGISTERED,',
+  '4,MSISDN,260971000003,,REFUSED,Payer rejected the payment: the account is barred: only active accounts are registered',
+  '5,MSISDN,0971000006,,INVALID,Generic validation error: MSISDN must be an E.164 number in international format  without a leading 0 or 00',
+  '6,MSISDN,260971999999,,REFUSED,Party not found: no customer of the institution has this identifier',
+  '7,MSISDN,260971000006,,FAILED,3003 already registered by another FSP',
+  '8,,,,INVALID,needs the consent: by  at (ISO 8601) and channel',
+  '9,MSISDN,260971000001,,REGISTERED,',
+  '',
+].join('\n');
+
+/**
+ * A bulk upload sent by hand: its headers now, with `Expect: 100-continue`, and its body when the
+ * test says. Once the server has answered 100 Continue, the request has reached the route.
+ */
+async function heldUpload(harness: Harness): Promise<{ send(body: string): Promise<number>; drop(): void }> {
+  const socket = net.connect(Number(new URL(harness.outgoingUrl).port), '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  socket.write(
+    `POST /identifiers/jobs?action=register HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/csv\r\nX-Api-Key: ${TEST_CHANNEL_API_KEY}\r\n` +
+      'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n',
+  );
+  await vi.waitFor(() => expect(received).toContain('HTTP/1.1 100 Continue'));
+  return {
+    send: async (body) => {
+      socket.write(`${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      const status = await vi.waitFor(() => {
+        const found = /HTTP\/1\.1 ([2-5][0-9]{2}) /.exec(received);
+        if (found?.[1] === undefined) throw new Error('no answer yet');
+        return Number(found[1]);
+      });
+      socket.destroy();
+      return status;
+    },
+    drop: () => socket.destroy(),
+  };
+}
 
 async function upload(harness: Harness, body: string, type = 'text/csv', action = 'register'): Promise<{ status: number; body: Record<string, unknown> }> {
   const answer = await request(`${harness.outgoingUrl}/identifiers/jobs?action=${action}`, { method: 'POST', headers: { 'content-type': type, 'x-api-key': TEST_CHANNEL_API_KEY }, body });
@@ -91,20 +137,7 @@ describe('bulk identifier registration', () => {
     expect(JSON.parse(await json.body.text())).toEqual(lines);
     const csv = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
     expect(csv.headers['content-type']).toBe('text/csv');
-    expect(await csv.body.text()).toBe(
-      [
-        'line,idType,idValue,idSubValue,outcome,message',
-        '2,MSISDN,260971000001,,REGISTERED,',
-        '3,MSISDN,260971000002,,REGISTERED,',
-        '4,MSISDN,260971000003,,REFUSED,Payer rejected the payment: the account is barred: only active accounts are registered',
-        '5,MSISDN,0971000006,,INVALID,Generic validation error: MSISDN must be an E.164 number in international format  without a leading 0 or 00',
-        '6,MSISDN,260971999999,,REFUSED,Party not found: no customer of the institution has this identifier',
-        '7,MSISDN,260971000006,,FAILED,3003 already registered by another FSP',
-        '8,,,,INVALID,needs the consent: by  at (ISO 8601) and channel',
-        '9,MSISDN,260971000001,,REGISTERED,',
-        '',
-      ].join('\n'),
-    );
+    expect(await csv.body.text()).toBe(REPORT_CSV);
     expect(await (await request(`${h.outgoingUrl}/identifiers/jobs/${'0'.repeat(32)}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } })).body.text()).toBe(
       'line,idType,idValue,idSubValue,outcome,message\n',
     );
@@ -119,6 +152,45 @@ describe('bulk identifier registration', () => {
     const out = await upload(h, optOut, 'application/x-ndjson', 'opt-out');
     expect(await done(h, String(out.body['jobId']))).toMatchObject({ action: 'opt-out', state: 'DONE', total: 2, outcomes: { DEREGISTERED: 1, REFUSED: 1 } });
     expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000002']);
+  });
+
+  it('reads a job\'s report a page at a time on PostgreSQL too', async () => {
+    const database = await createTestDatabase();
+    try {
+      const harness = await startHarness({ env: { DATABASE_URL: database.url, IDENTIFIER_BATCH_SIZE: '2' } });
+      h = harness;
+      harness.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'already registered by another FSP' });
+      const jobId = String((await upload(harness, FILE)).body['jobId']);
+      expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', outcomes: { FAILED: 1, INVALID: 2, REFUSED: 2, REGISTERED: 3 } });
+      const pages: number[][] = [];
+      for await (const page of harness.app.identifierJobs.linePages(jobId, 3)) pages.push(page.map((line) => line.line));
+      expect(pages).toEqual([[2, 3, 4], [5, 6, 7], [8, 9]]);
+      const csv = await request(`${harness.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+      expect({ status: csv.statusCode, text: await csv.body.text() }).toEqual({ status: 200, text: REPORT_CSV });
+    } finally {
+      await h?.close();
+      h = undefined;
+      await database.drop();
+    }
+  });
+
+  it('reads one bulk file at a time: another sent meanwhile is refused before its body is read, and the next once the first is answered (or dropped) is taken', async () => {
+    const harness = await startHarness();
+    h = harness;
+    const busy = {
+      status: 503,
+      body: { statusCode: '2003', message: 'Service currently unavailable: another bulk file is being read and stored; send this one when it is answered' },
+    };
+    // The first file's request is in (the server has said 100 Continue), its body not yet sent.
+    const first = await heldUpload(harness);
+    expect(await upload(harness, FILE)).toEqual(busy);
+    expect(await first.send(`${HEADER}\nMSISDN,260971000001,,branch agent 7,2026-11-20T08:00:00Z,branch\n`)).toBe(202);
+    expect((await upload(harness, FILE)).status).toBe(202);
+    // A file whose sender goes away half way frees the route too.
+    const dropped = await heldUpload(harness);
+    expect(await upload(harness, FILE)).toEqual(busy);
+    dropped.drop();
+    await vi.waitFor(async () => expect((await upload(harness, FILE)).status).toBe(202));
   });
 
   it('a job cut off by a restart resumes after it and registers each identifier once', async () => {

@@ -32,6 +32,18 @@ async function committed(amount: string): Promise<string> {
   return transferId;
 }
 
+/** The reconciliation command of the built connector, as operator alice, against the harness. */
+function reconcileCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'reconcile', ...args, '--url', h.operationsUrl],
+      { env: { PATH: process.env['PATH'] ?? '', OPERATOR_TOKEN: TEST_OPERATOR_TOKENS.alice }, cwd: h.dataDir },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
+    );
+  });
+}
+
 interface Report {
   counts: Record<string, number>;
   lines: Array<Record<string, unknown>>;
@@ -138,7 +150,20 @@ describe('daily reconciliation against the sandbox institution', () => {
       },
     });
     expect(listed).toBe(1);
-  });
+    // The command line says why, and takes a period of its own (a busy day in parts).
+    expect(await reconcileCli(['--date', '2026-11-23'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'the connector refused: HTTP 400 Generic validation error: more than 3 records in the period (RECONCILIATION_MAX_RECORDS); reconcile it in parts (from, to)\n',
+    });
+    const out = join(h.dataDir, 'early.csv');
+    expect(await reconcileCli(['--from', '2026-11-22T00:00:00.000Z', '--to', '2026-11-22T06:00:00.000Z', '--out', out])).toEqual({
+      code: 0,
+      stdout: `2026-11-22T00:00:00.000Z..2026-11-22T06:00:00.000Z: matched 0, missing_at_institution 0, unknown_to_connector 0, amount_mismatch 0, pending 0\nreport: ${out}\n`,
+      stderr: '',
+    });
+    expect(readFileSync(out, 'utf8').split('\r\n')[0]).toBe('category,reference,direction,subject,subject_id,connector_state,currency,expected_amount,institution_amount,institution_id,booked_at,note');
+  }, 60_000);
 
   it('an adapter that cannot list transactions answers NotSupported', async () => {
     h = await startHarness({

@@ -115,6 +115,56 @@ describe('PostgresDatabase', () => {
       }
     });
 
+    it('gives way when its DDL waits on a table lock past half the statement timeout, so the statements queued behind it still finish', async () => {
+      const fresh = await createTestDatabase();
+      // Statements limited to 2 s, so the migration's lock wait is at most 1 s.
+      const running = new PostgresDatabase({ url: fresh.url, poolMax: 2, statementTimeoutMs: 2_000, queryTimeoutMs: 3_000 });
+      const upgrading = new PostgresDatabase({ url: fresh.url, poolMax: 2, statementTimeoutMs: 2_000, queryTimeoutMs: 3_000 });
+      const holder = new pg.Client({ connectionString: fresh.url });
+      const observer = new pg.Client({ connectionString: fresh.url });
+      const addColumn: Migration = {
+        id: 'test-002-add-column',
+        async up(db) {
+          await db.schema.alterTable('inbound_transfers').addColumn('note', 'text').execute();
+        },
+      };
+      try {
+        await running.migrate(connectorMigrations);
+        // A long reader (a dump, an operator's open transaction) holds the table.
+        await holder.connect();
+        await observer.connect();
+        await holder.query('begin');
+        await holder.query('select count(*) from inbound_transfers');
+        const migrated = upgrading.migrate([...connectorMigrations, addColumn]).then(
+          () => 'migrated',
+          (error: unknown) => String(error),
+        );
+        await vi.waitFor(
+          async () => {
+            // Not asked of the holder: inside its transaction pg_stat_activity keeps its first snapshot.
+            const waiting = await observer.query<{ n: number }>(
+              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'alter table "inbound_transfers"%'`,
+            );
+            expect(waiting.rows).toStrictEqual([{ n: 1 }]);
+          },
+          { timeout: 5_000, interval: 10 },
+        );
+        // The running replica's read queues behind the DDL's lock request, and is answered once it gives way.
+        const read = await sql<{ n: number }>`select count(*)::int as n from inbound_transfers`.execute(running.reader());
+        expect(read.rows).toStrictEqual([{ n: 0 }]);
+        expect(await migrated).toBe('error: canceling statement due to lock timeout');
+        await holder.query('rollback');
+        await upgrading.migrate([...connectorMigrations, addColumn]);
+        expect(await appliedMigrations(upgrading)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'test-002-add-column']);
+      } finally {
+        await holder.end();
+        await observer.end();
+        await upgrading.close();
+        await running.close();
+        await fresh.drop();
+      }
+    });
+
     it('applies nothing of a failing batch: the schema stays as it was', async () => {
       const fresh = await createTestDatabase();
       const database = new PostgresDatabase({ url: fresh.url, poolMax: 2 });
