@@ -144,6 +144,7 @@ describe('two replicas on one PostgreSQL database', () => {
     // sandbox-migrations.ts, the identifier registry's and its jobs', the audit trail's) is recorded exactly once.
     expect(applied.map((row) => row.id)).toEqual([
       'audit-001-events',
+      'audit-002-subject-at',
       'connector-001-inbound',
       'connector-002-audit-columns',
       'connector-003-audit-seq-from-trail',
