@@ -107,15 +107,11 @@ describe('daily reconciliation against the sandbox institution', () => {
     expect(await h.callOperations('GET', '/operations/reconciliation?date=2026-13-01')).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: date: "2026-13-01" is not a day (YYYY-MM-DD)' } });
 
     const out = join(h.dataDir, 'recon.csv');
-    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'reconcile', '--date', '2026-11-23', '--out', out, '--url', h.operationsUrl],
-        { env: { PATH: process.env['PATH'] ?? '', OPERATOR_TOKEN: TEST_OPERATOR_TOKENS.alice }, cwd: h.dataDir },
-        (error, stdout) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout }),
-      );
+    expect(await reconcileCli(['--date', '2026-11-23', '--out', out])).toEqual({
+      code: 3,
+      stdout: `2026-11-23: matched 3, missing_at_institution 1, unknown_to_connector 1, amount_mismatch 1, pending 1\nreport: ${out}\n`,
+      stderr: '',
     });
-    expect(result).toEqual({ code: 3, stdout: `2026-11-23: matched 3, missing_at_institution 1, unknown_to_connector 1, amount_mismatch 1, pending 1\nreport: ${out}\n` });
     expect(readFileSync(out, 'utf8')).toBe(String(csv.body));
   }, 60_000);
 
