@@ -76,4 +76,11 @@ export const outgoingMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    // The operations console lists the latest payments first (search orders by created_at).
+    id: 'outgoing-006-created-at',
+    async up(db) {
+      await db.schema.createIndex('outgoing_payments_created').on('outgoing_payments').columns(['created_at']).execute();
+    },
+  },
 ];
