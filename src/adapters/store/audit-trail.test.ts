@@ -1,13 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { sqlitePlans } from '../../../test/support/query-plans.js';
 import { AuditTrail, auditMigrations } from './audit-trail.js';
 import { PostgresDatabase } from './postgres-database.js';
-import type { AnySchema, SqlDatabase } from './sql-database.js';
 import { SqliteDatabase } from './sqlite-database.js';
 
 describe('the audit trail\'s recent entries of one subject', () => {
@@ -26,27 +25,10 @@ describe('the audit trail\'s recent entries of one subject', () => {
     const database = new SqliteDatabase(path);
     await database.migrate(auditMigrations);
     await database.close();
-    // The trail's own query, as it sends it, captured on a connection of the test's.
-    const connection = new BetterSqlite3(path);
-    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = [];
-    const db = new Kysely<AnySchema>({
-      dialect: new SqliteDialect({ database: connection }),
-      log: (event) => {
-        if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new AuditTrail(reader).recent({ subject: 'incoming_transfer', since: '2026-11-20T00:00:00.000Z', limit: 200 })).toEqual([]);
     });
-    try {
-      const trail = new AuditTrail({ dialect: 'sqlite', reader: () => db } as unknown as SqlDatabase);
-      expect(await trail.recent({ subject: 'incoming_transfer', since: '2026-11-20T00:00:00.000Z', limit: 200 })).toEqual([]);
-      expect(sent).toHaveLength(1);
-      const plan = connection
-        .prepare(`explain query plan ${sent[0]?.sql ?? ''}`)
-        .all(...(sent[0]?.parameters ?? []))
-        .map((row) => (row as { detail: string }).detail);
-      expect(plan).toEqual(['SEARCH audit_events USING INDEX audit_events_subject_at (subject=? AND at>?)', 'USE TEMP B-TREE FOR LAST TERM OF ORDER BY']);
-    } finally {
-      await db.destroy();
-    }
+    expect(plans).toEqual([['SEARCH audit_events USING INDEX audit_events_subject_at (subject=? AND at>?)', 'USE TEMP B-TREE FOR LAST TERM OF ORDER BY']]);
   });
 
   it('have the same index on PostgreSQL', async () => {

@@ -1,16 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { sqlitePlans } from '../../../test/support/query-plans.js';
 import { connectorMigrations } from './connector-migrations.js';
 import { SqlInboundStore } from './inbound-store.js';
 import { outgoingMigrations } from './outgoing-migrations.js';
 import { SqlOutgoingStore } from './outgoing-store.js';
 import { PostgresDatabase } from './postgres-database.js';
-import type { AnySchema, SqlDatabase } from './sql-database.js';
 import { SqliteDatabase } from './sqlite-database.js';
 
 /** The operations console's list of records, newest first, with no filter: its first view. */
@@ -30,29 +29,11 @@ describe('the latest records, newest first', () => {
     const database = new SqliteDatabase(path);
     await database.migrate([...connectorMigrations, ...outgoingMigrations]);
     await database.close();
-    // Each store's own query, as it sends it, captured on a connection of the test's.
-    const connection = new BetterSqlite3(path);
-    const sent: Array<{ sql: string; parameters: readonly unknown[] }> = [];
-    const db = new Kysely<AnySchema>({
-      dialect: new SqliteDialect({ database: connection }),
-      log: (event) => {
-        if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new SqlInboundStore(reader).searchTransfers({ limit: 200 })).toEqual([]);
+      expect(await new SqlOutgoingStore(reader).search({ limit: 200 })).toEqual([]);
     });
-    try {
-      const stub = { dialect: 'sqlite', reader: () => db } as unknown as SqlDatabase;
-      expect(await new SqlInboundStore(stub).searchTransfers({ limit: 200 })).toEqual([]);
-      expect(await new SqlOutgoingStore(stub).search({ limit: 200 })).toEqual([]);
-      const plans = sent.map((query) =>
-        connection
-          .prepare(`explain query plan ${query.sql}`)
-          .all(...query.parameters)
-          .map((row) => (row as { detail: string }).detail),
-      );
-      expect(plans).toEqual([['SCAN inbound_transfers USING INDEX inbound_transfers_created'], ['SCAN outgoing_payments USING INDEX outgoing_payments_created']]);
-    } finally {
-      await db.destroy();
-    }
+    expect(plans).toEqual([['SCAN inbound_transfers USING INDEX inbound_transfers_created'], ['SCAN outgoing_payments USING INDEX outgoing_payments_created']]);
   });
 
   it('have the same indexes on PostgreSQL', async () => {
