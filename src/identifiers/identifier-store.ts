@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { AnySchema, Migration, SqlDatabase } from '../adapters/store/sql-database.js';
 import { auditColumnsMigration, auditedWrite, type AuditEventKind } from '../adapters/store/audit-trail.js';
 import { backfillColumn, hasTable } from '../adapters/store/backfill.js';
+import { IDENTIFIERS, stateCountsMigration } from '../adapters/store/state-counts.js';
 import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 
 /**
@@ -69,6 +70,8 @@ export const identifierMigrations: readonly Migration[] = [
       });
     },
   },
+  // The identifiers in each registration state, kept for the metrics on SQLite (state-counts.ts).
+  stateCountsMigration('identifiers-005-state-counts', IDENTIFIERS),
 ];
 
 export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';

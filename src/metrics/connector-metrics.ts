@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { SqlDatabase } from '../adapters/store/sql-database.js';
+import { FX_CONVERSIONS, FX_QUOTES, IDENTIFIERS, INCOMING_TRANSFERS, OUTGOING_PAYMENTS, stateCounts, type CountedTable } from '../adapters/store/state-counts.js';
 import { isConnectorError } from '../domain/errors.js';
 import type { CoreBanking } from '../ports/core-banking.js';
 import { interceptCoreBanking } from '../adapters/core-banking/intercept.js';
@@ -53,24 +54,14 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
   const recoveryItems = new Counter({ name: 'connector_recovery_items_total', help: 'Items the recovery worker took up, by kind and result (claimed, finished, failed)', labelNames: ['kind', 'result'], registers: [registry] });
 
   if (mode === 'fxp') {
-    new Gauge({
-      name: 'connector_fx_conversions',
-      help: 'FX conversions (fxTransfers) by state',
-      labelNames: ['state'],
-      registers: [registry],
-      async collect() {
-        this.reset();
-        const rows = await database.reader<{ fx_conversions: { state: string } }>().selectFrom('fx_conversions').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
-        for (const row of rows) this.set({ state: row.state }, Number(row.count));
-      },
-    });
+    stateGauge(registry, database, 'connector_fx_conversions', 'FX conversions (fxTransfers) by state', FX_CONVERSIONS);
     new Gauge({
       name: 'connector_fx_quotes',
       help: 'FX quotes given',
       registers: [registry],
       async collect() {
-        const row = await database.reader<{ fx_quotes: { conversion_id: string } }>().selectFrom('fx_quotes').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst();
-        this.set(Number(row?.count ?? 0));
+        const [given] = await stateCounts(database, FX_QUOTES);
+        this.set(given?.count ?? 0);
       },
     });
   } else registerPaymentGauges(registry, database);
@@ -163,41 +154,30 @@ function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
   }
 }
 
-/** The payee and payer sides' gauges, read from the store at each scrape: the truth across replicas. */
+/** A gauge of a table's records by state, read at each scrape (states with no records left out). */
+function stateGauge(registry: Registry, database: SqlDatabase, name: string, help: string, counted: CountedTable): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const rows = await stateCounts(database, counted);
+      this.reset();
+      for (const row of rows) this.set({ state: row.state }, row.count);
+    },
+  });
+}
+
+/**
+ * The payee and payer sides' gauges, read from the store at each scrape: the truth across
+ * replicas. The figures by state come from `stateCounts` (kept by triggers on SQLite, counted on
+ * PostgreSQL); the flagged items are counted through their attention indexes.
+ */
 function registerPaymentGauges(registry: Registry, database: SqlDatabase): void {
-  new Gauge({
-    name: 'connector_identifiers',
-    help: 'Customer identifiers in the registry, by registration state',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const rows = await database.reader<{ identifier_registry: { state: string } }>().selectFrom('identifier_registry').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
-      for (const row of rows) this.set({ state: row.state }, Number(row.count));
-    },
-  });
-  new Gauge({
-    name: 'connector_incoming_transfers',
-    help: 'Incoming transfers by state',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const rows = await database.reader<{ inbound_transfers: { state: string } }>().selectFrom('inbound_transfers').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
-      for (const row of rows) this.set({ state: row.state }, Number(row.count));
-    },
-  });
-  new Gauge({
-    name: 'connector_outgoing_payments',
-    help: 'Outgoing payments by state',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const rows = await database.reader<{ outgoing_payments: { state: string } }>().selectFrom('outgoing_payments').select(['state', (eb) => eb.fn.countAll<string | number>().as('count')]).groupBy('state').execute();
-      for (const row of rows) this.set({ state: row.state }, Number(row.count));
-    },
-  });
+  stateGauge(registry, database, 'connector_identifiers', 'Customer identifiers in the registry, by registration state', IDENTIFIERS);
+  stateGauge(registry, database, 'connector_incoming_transfers', 'Incoming transfers by state', INCOMING_TRANSFERS);
+  stateGauge(registry, database, 'connector_outgoing_payments', 'Outgoing payments by state', OUTGOING_PAYMENTS);
   new Gauge({
     name: 'connector_items_needing_attention',
     help: 'Items flagged for an operator, by kind',

@@ -1,5 +1,6 @@
 import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
 import type { Migration } from './sql-database.js';
+import { INCOMING_TRANSFERS, stateCountsMigration } from './state-counts.js';
 
 /**
  * The connector's tables. Amounts are decimal strings (they can exceed 64-bit integers in minor
@@ -74,4 +75,16 @@ export const connectorMigrations: readonly Migration[] = [
       await db.schema.createIndex('inbound_transfers_created').on('inbound_transfers').columns(['created_at']).execute();
     },
   },
+  {
+    // The operators' view of the transfers flagged for attention (the console's filter, newest
+    // first) and the metrics' count of them: without it both read the whole table (the count 230
+    // ms on 1.5 million transfers on SQLite with the file in the page cache, 690 ms without, the
+    // event loop blocked at every scrape).
+    id: 'connector-005-attention',
+    async up(db) {
+      await db.schema.createIndex('inbound_transfers_attention').on('inbound_transfers').columns(['needs_attention', 'created_at']).execute();
+    },
+  },
+  // The transfers in each state, kept for the metrics on SQLite (state-counts.ts).
+  stateCountsMigration('connector-006-state-counts', INCOMING_TRANSFERS),
 ];

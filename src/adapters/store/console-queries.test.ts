@@ -86,3 +86,24 @@ describe('the latest records, newest first (the console\'s first view)', () => {
     ]);
   });
 });
+
+describe('the records flagged for attention (the console\'s filter and the metrics\' count)', () => {
+  it('are found through the attention indexes on SQLite, not by scanning the whole table', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new SqlInboundStore(reader).searchTransfers({ needsAttention: true, limit: 200 })).toEqual([]);
+      expect(await new SqlOutgoingStore(reader).search({ needsAttention: true, limit: 200 })).toEqual([]);
+    });
+    expect(plans).toEqual([
+      ['SEARCH inbound_transfers USING INDEX inbound_transfers_attention (needs_attention=?)'],
+      ['SEARCH outgoing_payments USING INDEX outgoing_payments_attention (needs_attention=?)', 'USE TEMP B-TREE FOR ORDER BY'],
+    ]);
+  });
+
+  it('have the same indexes on PostgreSQL', async () => {
+    expect(await postgresIndexes([...connectorMigrations, ...outgoingMigrations], ['inbound_transfers_attention', 'outgoing_payments_attention'])).toEqual([
+      'CREATE INDEX inbound_transfers_attention ON public.inbound_transfers USING btree (needs_attention, created_at)',
+      'CREATE INDEX outgoing_payments_attention ON public.outgoing_payments USING btree (needs_attention, updated_at)',
+    ]);
+  });
+});

@@ -3,6 +3,7 @@ import { refundReference } from '../../domain/outgoing-references.js';
 import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
 import { backfillColumn } from './backfill.js';
 import type { Migration } from './sql-database.js';
+import { OUTGOING_PAYMENTS, stateCountsMigration } from './state-counts.js';
 
 /**
  * The outgoing payments table. homeTransactionId is the key the channel gives; transferId is
@@ -83,4 +84,6 @@ export const outgoingMigrations: readonly Migration[] = [
       await db.schema.createIndex('outgoing_payments_created').on('outgoing_payments').columns(['created_at']).execute();
     },
   },
+  // The payments in each state, kept for the metrics on SQLite (state-counts.ts).
+  stateCountsMigration('outgoing-007-state-counts', OUTGOING_PAYMENTS),
 ];

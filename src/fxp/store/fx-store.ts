@@ -3,6 +3,7 @@ import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.j
 import { auditColumnsMigration, auditSeqFromTrailMigration } from '../../adapters/store/audit-trail.js';
 import { AuditedTable, RECORD_COLUMNS } from '../../adapters/store/audited-table.js';
 import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
+import { FX_CONVERSIONS, FX_QUOTES, stateCountsMigration } from '../../adapters/store/state-counts.js';
 
 /**
  * The FX provider's durable records: conversion quotes (with the rate they locked) and
@@ -54,6 +55,9 @@ export const fxStoreMigrations: readonly Migration[] = [
   },
   auditColumnsMigration('fx-002-audit-columns', 'fx_conversions'),
   auditSeqFromTrailMigration('fx-003-audit-seq-from-trail', 'fx_conversions', 'fx_conversion', 'commit_request_id'),
+  // The conversions in each state and the quotes given, kept for the metrics on SQLite (state-counts.ts).
+  stateCountsMigration('fx-004-conversion-counts', FX_CONVERSIONS),
+  stateCountsMigration('fx-005-quote-counts', FX_QUOTES),
 ];
 
 export type ConversionState = 'RESERVING' | 'RESERVED' | 'COMMITTING' | 'COMMITTED' | 'RELEASING' | 'ABORTED' | 'FAILED';
