@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { config as loadDotenv } from 'dotenv';
 import { request } from 'undici';
+import { nextPollDelayMs } from './identifiers/progress-polling.js';
 import { applyRuntimeFlags } from './runtime-flags.js';
 
 /**
@@ -70,11 +71,13 @@ async function main(args: string[]): Promise<number> {
   }
   let view: { state: string; total: number; processed: number; outcomes: Record<string, number> };
   for (;;) {
+    const asked = performance.now();
     const answer = await request(`${base}/identifiers/jobs/${job.jobId}`, { headers });
     view = (await answer.body.json()) as typeof view;
     process.stderr.write(`\r${bar(view.processed, view.total)}`);
     if (view.state === 'DONE') break;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A large job's progress takes the connector a while to count: ask again after ten times that.
+    await new Promise((resolve) => setTimeout(resolve, nextPollDelayMs(performance.now() - asked)));
   }
   process.stderr.write('\n');
   const lines = await request(`${base}/identifiers/jobs/${job.jobId}/lines?format=csv`, { headers });

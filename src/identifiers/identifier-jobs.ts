@@ -42,6 +42,16 @@ export const identifierJobMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    // A job's pending lines, a page at a time in line order: found by outcome instead of walking
+    // past every line already done, which on SQLite took 68–135 ms a page near the end of a
+    // 500,000-line job (about 35 s of the event loop over the job) and as long at every recovery
+    // pass of a job still waiting for the platform (a reviewer's measurement).
+    id: 'identifiers-007-job-lines-outcome',
+    async up(db) {
+      await db.schema.createIndex('identifier_job_lines_outcome').on('identifier_job_lines').columns(['job_id', 'outcome', 'line']).execute();
+    },
+  },
 ];
 
 export type JobAction = 'register' | 'opt-out';
@@ -234,7 +244,7 @@ export class IdentifierJobs {
     if (job === undefined) return;
     const action = job.action === 'opt-out' ? 'opt-out' : 'register';
     for (;;) {
-      const pending = await this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', 'PENDING').orderBy('line').limit(500).execute();
+      const pending = await this.pendingLines(jobId, 500);
       if (pending.length === 0) break;
       // Lines in parallel: their transactions commit together (group commit), and one
       // identifier's lines take turns in the registration's own queue.
@@ -249,6 +259,11 @@ export class IdentifierJobs {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });
     this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  /** The first `limit` of the job's lines not processed yet, in line order. */
+  async pendingLines(jobId: string, limit: number): Promise<Array<Schema['identifier_job_lines']>> {
+    return this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', 'PENDING').orderBy('line').limit(limit).execute();
   }
 
   /** One line: registered or opted out (the platform call deferred to the job's batches), or why not. */

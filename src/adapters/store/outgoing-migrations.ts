@@ -86,4 +86,15 @@ export const outgoingMigrations: readonly Migration[] = [
   },
   // The payments in each state, kept for the metrics on SQLite (state-counts.ts).
   stateCountsMigration('outgoing-007-state-counts', OUTGOING_PAYMENTS),
+  {
+    // The console's list filtered on a state, newest first (as connector-007-state-created: 2.4–2.9 s
+    // for COMPLETED among 1.5 million payments on SQLite without it), or on attention, alone or
+    // with a state (as connector-005-attention: with only (needs_attention, updated_at), SQLite
+    // would take a state's rows through the state's index and check each for the flag).
+    id: 'outgoing-008-state-created',
+    async up(db) {
+      await db.schema.createIndex('outgoing_payments_state_created').on('outgoing_payments').columns(['state', 'created_at']).execute();
+      await db.schema.createIndex('outgoing_payments_attention_created').on('outgoing_payments').columns(['needs_attention', 'created_at']).execute();
+    },
+  },
 ];

@@ -159,7 +159,7 @@ describe('the figures by state on SQLite', () => {
       [byKind],
       [byKind],
       ['SEARCH inbound_transfers USING COVERING INDEX inbound_transfers_attention (needs_attention=?)'],
-      ['SEARCH outgoing_payments USING COVERING INDEX outgoing_payments_attention (needs_attention=?)'],
+      ['SEARCH outgoing_payments USING COVERING INDEX outgoing_payments_attention_created (needs_attention=?)'],
     ]);
 
     const fxp = join(directory ?? '', 'fxp.db');

@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { sqlitePlans } from '../../../test/support/query-plans.js';
+import { AuditTrail, auditMigrations } from './audit-trail.js';
+import { connectorMigrations } from './connector-migrations.js';
+import { claimDueKeys } from './lease-claim.js';
+import { SqlInboundStore } from './inbound-store.js';
+import { outgoingMigrations } from './outgoing-migrations.js';
+import { SqlOutgoingStore } from './outgoing-store.js';
+import { PostgresDatabase } from './postgres-database.js';
+import type { Logger } from '../../ports/logger.js';
+import { IdentifierJobs, identifierJobMigrations } from '../../identifiers/identifier-jobs.js';
+import { IdentifierStore, identifierMigrations } from '../../identifiers/identifier-store.js';
+import type { IdentifierRegistration } from '../../identifiers/registration.js';
+import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
+import { SqliteDatabase } from './sqlite-database.js';
+
+/**
+ * The queries run beside the payments, on an operator's request or every few seconds: the
+ * operations console's views, the recovery workers' claims, a bulk identifier job's pages. On
+ * SQLite they are read on the event loop (synchronously), so each goes through an index that
+ * stops it after its page, or after the few rows it needs, not through the whole table.
+ */
+
+let directory: string | undefined;
+let postgres: TestDatabase | undefined;
+afterEach(async () => {
+  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+  directory = undefined;
+  await postgres?.drop();
+  postgres = undefined;
+});
+
+/** A SQLite file with these migrations applied, closed again; its path. */
+async function migratedSqlite(migrations: readonly Migration[]): Promise<string> {
+  directory = mkdtempSync(join(tmpdir(), 'cc-console-'));
+  const path = join(directory, 'connector.db');
+  const database = new SqliteDatabase(path);
+  await database.migrate(migrations);
+  await database.close();
+  return path;
+}
+
+/** The definitions of the named indexes on a fresh PostgreSQL database with these migrations applied. */
+async function postgresIndexes(migrations: readonly Migration[], names: readonly string[]): Promise<string[]> {
+  postgres = await createTestDatabase();
+  const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
+  try {
+    await database.migrate(migrations);
+    const indexes = await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname in (${sql.join(names)}) order by indexname`.execute(database.reader());
+    return indexes.rows.map((row) => row.indexdef);
+  } finally {
+    await database.close();
+  }
+}
+
+describe('the audit trail\'s recent entries of one subject', () => {
+  it('are found through the (subject, at) index on SQLite, not by walking the subject through the key and sorting it', async () => {
+    const path = await migratedSqlite(auditMigrations);
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new AuditTrail(reader).recent({ subject: 'incoming_transfer', since: '2026-11-20T00:00:00.000Z', limit: 200 })).toEqual([]);
+    });
+    expect(plans).toEqual([['SEARCH audit_events USING INDEX audit_events_subject_at (subject=? AND at>?)', 'USE TEMP B-TREE FOR LAST TERM OF ORDER BY']]);
+  });
+
+  it('have the same index on PostgreSQL', async () => {
+    expect(await postgresIndexes(auditMigrations, ['audit_events_at', 'audit_events_pk', 'audit_events_subject_at'])).toEqual([
+      'CREATE INDEX audit_events_at ON public.audit_events USING btree (at)',
+      'CREATE UNIQUE INDEX audit_events_pk ON public.audit_events USING btree (subject, subject_id, seq)',
+      'CREATE INDEX audit_events_subject_at ON public.audit_events USING btree (subject, at)',
+    ]);
+  });
+});
+
+describe('the latest records, newest first (the console\'s first view)', () => {
+  it('are read backwards through a created_at index on SQLite, not by scanning and sorting the whole table', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new SqlInboundStore(reader).searchTransfers({ limit: 200 })).toEqual([]);
+      expect(await new SqlOutgoingStore(reader).search({ limit: 200 })).toEqual([]);
+    });
+    expect(plans).toEqual([['SCAN inbound_transfers USING INDEX inbound_transfers_created'], ['SCAN outgoing_payments USING INDEX outgoing_payments_created']]);
+  });
+
+  it('have the same indexes on PostgreSQL', async () => {
+    expect(await postgresIndexes([...connectorMigrations, ...outgoingMigrations], ['inbound_transfers_created', 'outgoing_payments_created'])).toEqual([
+      'CREATE INDEX inbound_transfers_created ON public.inbound_transfers USING btree (created_at)',
+      'CREATE INDEX outgoing_payments_created ON public.outgoing_payments USING btree (created_at)',
+    ]);
+  });
+});
+
+describe('the records flagged for attention, or in one state (the console\'s filters, the metrics\' count)', () => {
+  it('are found through indexes that stop after the page on SQLite, not by scanning or sorting the whole table', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const plans = await sqlitePlans(path, async (reader) => {
+      const inbound = new SqlInboundStore(reader);
+      const outgoing = new SqlOutgoingStore(reader);
+      for (const search of [{ needsAttention: true }, { states: ['COMMITTED' as const] }, { states: ['ABORTED' as const], needsAttention: true }]) {
+        expect(await inbound.searchTransfers({ ...search, limit: 200 })).toEqual([]);
+      }
+      for (const search of [{ needsAttention: true }, { states: ['COMPLETED' as const] }, { states: ['FAILED' as const], needsAttention: true }]) {
+        expect(await outgoing.search({ ...search, limit: 200 })).toEqual([]);
+      }
+    });
+    expect(plans).toEqual([
+      // The flagged few, newest first, each checked for the state where one is asked for.
+      ['SEARCH inbound_transfers USING INDEX inbound_transfers_attention (needs_attention=?)'],
+      ['SEARCH inbound_transfers USING INDEX inbound_transfers_state_created (state=?)'],
+      ['SEARCH inbound_transfers USING INDEX inbound_transfers_attention (needs_attention=?)'],
+      ['SEARCH outgoing_payments USING INDEX outgoing_payments_attention_created (needs_attention=?)'],
+      ['SEARCH outgoing_payments USING INDEX outgoing_payments_state_created (state=?)'],
+      ['SEARCH outgoing_payments USING INDEX outgoing_payments_attention_created (needs_attention=?)'],
+    ]);
+  });
+
+  it('have the same indexes on PostgreSQL', async () => {
+    const names = ['inbound_transfers_attention', 'inbound_transfers_state_created', 'outgoing_payments_attention_created', 'outgoing_payments_state_created'];
+    expect(await postgresIndexes([...connectorMigrations, ...outgoingMigrations], names)).toEqual([
+      'CREATE INDEX inbound_transfers_attention ON public.inbound_transfers USING btree (needs_attention, created_at)',
+      'CREATE INDEX inbound_transfers_state_created ON public.inbound_transfers USING btree (state, created_at)',
+      'CREATE INDEX outgoing_payments_attention_created ON public.outgoing_payments USING btree (needs_attention, created_at)',
+      'CREATE INDEX outgoing_payments_state_created ON public.outgoing_payments USING btree (state, created_at)',
+    ]);
+  });
+});
+
+describe('the recovery workers\' claims, with the console\'s indexes beside them', () => {
+  it('still take the due and the stale rows through the recovery indexes on SQLite', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const claim = { states: ['RESERVED', 'COMMITTING'], now: '2026-11-27T06:00:00.000Z', staleBefore: '2026-11-27T05:59:00.000Z', leaseUntil: '2026-11-27T06:02:00.000Z', limit: 50 };
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await claimDueKeys(reader.reader(), 'sqlite', 'inbound_transfers', 'transfer_id', claim)).toEqual([]);
+      expect(await claimDueKeys(reader.reader(), 'sqlite', 'outgoing_payments', 'home_transaction_id', claim)).toEqual([]);
+    });
+    const recovery = (table: string) => [
+      'MULTI-INDEX OR',
+      'INDEX 1',
+      `SEARCH ${table} USING INDEX ${table}_due (state=? AND next_attempt_at<?)`,
+      'INDEX 2',
+      `SEARCH ${table} USING INDEX ${table}_stale (state=? AND updated_at<?)`,
+      'USE TEMP B-TREE FOR ORDER BY',
+    ];
+    expect(plans).toEqual([recovery('inbound_transfers'), recovery('outgoing_payments')]);
+  });
+});
+
+describe('a bulk identifier job\'s queries', () => {
+  const migrations = [...identifierMigrations, ...identifierJobMigrations, ...auditMigrations];
+
+  it('go by job and outcome, or job and state, on SQLite (a page of pending lines, the identifiers still waiting)', async () => {
+    const path = await migratedSqlite(migrations);
+    const now = () => new Date('2026-11-27T06:00:00.000Z');
+    const plans = await sqlitePlans(path, async (reader) => {
+      // claimJob takes its rows in a transaction; on the stand-in, one of its own connection.
+      const database = { ...reader, transaction: (work: (trx: unknown) => Promise<unknown>) => reader.reader().transaction().execute(work) } as SqlDatabase;
+      const store = new IdentifierStore(database, now);
+      const jobs = new IdentifierJobs(database, {} as IdentifierRegistration, store, now, {} as Logger, 60_000);
+      expect(await jobs.pendingLines('job-1', 500)).toEqual([]);
+      expect(await store.claimJob('job-1', 100, 60_000)).toEqual([]);
+      expect(await store.waitingInJob('job-1')).toBe(0);
+    });
+    // (The claim's begin and commit have no plan.)
+    expect(plans.filter((plan) => plan.length > 0)).toEqual([
+      ['SEARCH identifier_job_lines USING INDEX identifier_job_lines_outcome (job_id=? AND outcome=?)'],
+      ['SEARCH identifier_registry USING INDEX identifier_registry_job_state (job_id=? AND state=?)', 'USE TEMP B-TREE FOR ORDER BY'],
+      ['SEARCH identifier_registry USING COVERING INDEX identifier_registry_job_state (job_id=? AND state=?)'],
+    ]);
+  });
+
+  it('have the same indexes on PostgreSQL, the index on job_id alone gone', async () => {
+    postgres = await createTestDatabase();
+    const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
+    try {
+      await database.migrate(migrations);
+      const indexes = await sql<{ indexdef: string }>`
+        select indexdef from pg_indexes where tablename in ('identifier_registry', 'identifier_job_lines') order by indexname`.execute(database.reader<AnySchema>());
+      expect(indexes.rows.map((row) => row.indexdef)).toEqual([
+        'CREATE INDEX identifier_job_lines_outcome ON public.identifier_job_lines USING btree (job_id, outcome, line)',
+        'CREATE UNIQUE INDEX identifier_job_lines_pk ON public.identifier_job_lines USING btree (job_id, line)',
+        'CREATE INDEX identifier_registry_due ON public.identifier_registry USING btree (state, next_attempt_at)',
+        'CREATE INDEX identifier_registry_job_state ON public.identifier_registry USING btree (job_id, state)',
+        'CREATE UNIQUE INDEX identifier_registry_pk ON public.identifier_registry USING btree (id_type, id_value, id_sub_value)',
+      ]);
+    } finally {
+      await database.close();
+    }
+  });
+});
