@@ -3,6 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
+import type { AnySchema } from '../../src/adapters/store/sql-database.js';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
@@ -239,6 +241,34 @@ describe('bulk identifier registration', () => {
         ],
       ]),
     );
+  });
+
+  it('gives a running job\'s counted progress again for a while (never past 10 s), and counts a job that changed state afresh', async () => {
+    h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['identifierEligibility'], failures: 1, kind: 'unavailable' }) } });
+    const submitted = await upload(h, [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', 'MSISDN,260971000002,,a,2026-11-20T08:00:00Z,app'].join('\n'));
+    const jobId = String(submitted.body['jobId']);
+    // The upload answered its count of the job as stored, every line pending; the test's clock
+    // has not moved since, so that count is what the job's progress gives.
+    const stored = { jobId, action: 'register', state: 'RUNNING', total: 2, processed: 0, outcomes: { PENDING: 2 } };
+    expect(submitted.body).toEqual(stored);
+    expect(await done(h, jobId)).toEqual(stored);
+    // 10 s later: the outage stopped the job with one line read and one pending.
+    h.clock.advance(10_000);
+    const running = { ...stored, processed: 1, outcomes: { PENDING: 1, REQUESTED: 1 } };
+    expect((await h.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toEqual(running);
+    // The pending line changes under the count (as another replica would change it). The test's
+    // clock has not moved: the count is given again, unchanged.
+    await h.app.database.transaction<AnySchema, void>(async (trx) => {
+      await sql`update identifier_job_lines set outcome = 'INVALID', message = 'set by the test' where job_id = ${jobId} and outcome = 'PENDING'`.execute(trx);
+    });
+    expect((await h.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toEqual(running);
+    // 10 s later it is counted again.
+    h.clock.advance(10_000);
+    const recounted = { ...running, processed: 2, outcomes: { INVALID: 1, REQUESTED: 1 } };
+    expect((await h.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toEqual(recounted);
+    // The recovery pass finishes the job: DONE is counted at once, whatever the clock.
+    expect(await h.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(h, jobId)).toEqual({ ...recounted, state: 'DONE', outcomes: { INVALID: 1, REGISTERED: 1 } });
   });
 
   it('the command line uploads the file, shows progress, prints a summary and writes the report', async () => {
