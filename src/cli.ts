@@ -73,7 +73,13 @@ async function main(args: string[]): Promise<number> {
   for (;;) {
     const asked = performance.now();
     const answer = await request(`${base}/identifiers/jobs/${job.jobId}`, { headers });
-    view = (await answer.body.json()) as typeof view;
+    const body = (await answer.body.json()) as typeof view & { message?: string };
+    if (answer.statusCode !== 200) {
+      // The job goes on in the connector (or is resumed by its recovery pass): say so, do not wait blind.
+      process.stderr.write(`\nthe connector could not give the job's progress: HTTP ${answer.statusCode} ${body.message ?? ''}\njob ${job.jobId} goes on; ask again with GET /identifiers/jobs/${job.jobId}\n`);
+      return 1;
+    }
+    view = body;
     process.stderr.write(`\r${bar(view.processed, view.total)}`);
     if (view.state === 'DONE') break;
     // A large job's progress takes the connector a while to count: ask again after ten times that.

@@ -43,13 +43,22 @@ export const identifierJobMigrations: readonly Migration[] = [
     },
   },
   {
-    // A job's pending lines, a page at a time in line order: found by outcome instead of walking
-    // past every line already done, which on SQLite took 68–135 ms a page near the end of a
-    // 500,000-line job (about 35 s of the event loop over the job) and as long at every recovery
-    // pass of a job still waiting for the platform (a reviewer's measurement).
-    id: 'identifiers-007-job-lines-outcome',
+    // A job's pending lines, a page at a time in line order: found among the pending ones instead
+    // of walking past every line already done, which on SQLite took 68–135 ms a page near the end
+    // of a 500,000-line job (about 35 s of the event loop over the job) and as long at every
+    // recovery pass of a job still waiting for the platform (a reviewer's measurement). Partial:
+    // an index of all the lines by outcome made SQLite count a job's progress through it, a
+    // third slower than through the key; this one holds the pending lines only, and serves a
+    // query that names 'PENDING' in its text (pendingLines), which a bound value would not.
+    id: 'identifiers-007-job-lines-pending',
     async up(db) {
-      await db.schema.createIndex('identifier_job_lines_outcome').on('identifier_job_lines').columns(['job_id', 'outcome', 'line']).execute();
+      await db.schema
+        .createIndex('identifier_job_lines_pending')
+        .ifNotExists()
+        .on('identifier_job_lines')
+        .columns(['job_id', 'line'])
+        .where(sql.ref('outcome'), '=', 'PENDING')
+        .execute();
     },
   },
 ];
@@ -271,7 +280,8 @@ export class IdentifierJobs {
 
   /** The first `limit` of the job's lines not processed yet, in line order. */
   async pendingLines(jobId: string, limit: number): Promise<Array<Schema['identifier_job_lines']>> {
-    return this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', 'PENDING').orderBy('line').limit(limit).execute();
+    // 'PENDING' written into the statement, for the partial index of identifiers-007.
+    return this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', sql.lit('PENDING')).orderBy('line').limit(limit).execute();
   }
 
   /** One line: registered or opted out (the platform call deferred to the job's batches), or why not. */

@@ -79,8 +79,8 @@ export const identifierMigrations: readonly Migration[] = [
     // (a reviewer's measurement). It replaces the index on job_id alone, its prefix.
     id: 'identifiers-006-registry-job-state',
     async up(db) {
-      await db.schema.createIndex('identifier_registry_job_state').on('identifier_registry').columns(['job_id', 'state']).execute();
-      await db.schema.dropIndex('identifier_registry_job').execute();
+      await db.schema.createIndex('identifier_registry_job_state').ifNotExists().on('identifier_registry').columns(['job_id', 'state']).execute();
+      await db.schema.dropIndex('identifier_registry_job').ifExists().execute();
     },
   },
 ];

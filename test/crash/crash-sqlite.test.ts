@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../src/adapters/core-banking/sandbox/index.js';
+import { sql } from 'kysely';
+import type { AnySchema } from '../../src/adapters/store/sql-database.js';
 import { SqliteDatabase } from '../../src/adapters/store/sqlite-database.js';
+import { INCOMING_TRANSFERS, OUTGOING_PAYMENTS, stateCounts } from '../../src/adapters/store/state-counts.js';
 import { buildConnector, type ConnectorBuild } from './support/connector-build.js';
 import { crashSeed, runCrashHarness } from './support/crash-run.js';
 import { describeRun, expectCrashSafe } from './support/expect-crash-safe.js';
@@ -42,5 +45,17 @@ describe('crash safety on SQLite', () => {
     });
     console.log(describeRun('sqlite', seed, result));
     expectCrashSafe(result, demoAccounts, KILLS);
+    // The metrics' figures by state, kept by triggers through every kill, are the tables' own.
+    const database = new SqliteDatabase(path);
+    try {
+      for (const counted of [INCOMING_TRANSFERS, OUTGOING_PAYMENTS]) {
+        const rows = await sql<{ state: string; count: number }>`
+          select state, count(*) as count from ${sql.table(counted.table)} group by state order by state`.execute(database.reader<AnySchema>());
+        expect(rows.rows.length).toBeGreaterThan(1);
+        expect(await stateCounts(database, counted)).toEqual(rows.rows.map((row) => ({ state: row.state, count: Number(row.count) })));
+      }
+    } finally {
+      await database.close();
+    }
   }, 300_000);
 });

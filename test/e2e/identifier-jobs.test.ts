@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -269,6 +272,41 @@ describe('bulk identifier registration', () => {
     // The recovery pass finishes the job: DONE is counted at once, whatever the clock.
     expect(await h.app.identifierJobs.resumeUnfinished()).toBe(1);
     expect(await done(h, jobId)).toEqual({ ...recounted, state: 'DONE', outcomes: { INVALID: 1, REGISTERED: 1 } });
+  });
+
+  it('the command line stops with exit code 1 and says why when the job\'s progress is refused, instead of waiting on it for ever', async () => {
+    const jobId = 'f'.repeat(32);
+    const seen: string[] = [];
+    const connector = createServer((incoming, answer) => {
+      seen.push(`${incoming.method ?? ''} ${incoming.url ?? ''}`);
+      incoming.resume();
+      incoming.on('end', () => {
+        const accepted = incoming.method === 'POST';
+        answer.writeHead(accepted ? 202 : 503, { 'content-type': 'application/json' });
+        answer.end(JSON.stringify(accepted ? { jobId, action: 'register', state: 'RUNNING', total: 8, processed: 0, outcomes: { PENDING: 8 } } : { statusCode: '2001', message: 'the store is unavailable' }));
+      });
+    });
+    await new Promise<void>((listening) => connector.listen(0, '127.0.0.1', listening));
+    try {
+      const directory = mkdtempSync(join(tmpdir(), 'cc-cli-'));
+      const file = join(directory, 'identifiers.csv');
+      writeFileSync(file, FILE);
+      const url = `http://127.0.0.1:${(connector.address() as AddressInfo).port}`;
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'register', file, '--url', url], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: directory, timeout: 20_000 }, (error, stdout, stderr) =>
+          resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout, stderr }),
+        );
+      });
+      rmSync(directory, { recursive: true, force: true });
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `\nthe connector could not give the job's progress: HTTP 503 the store is unavailable\njob ${jobId} goes on; ask again with GET /identifiers/jobs/${jobId}\n`,
+      });
+      expect(seen).toEqual(['POST /identifiers/jobs?action=register', `GET /identifiers/jobs/${jobId}`]);
+    } finally {
+      await new Promise((closed) => connector.close(closed));
+    }
   });
 
   it('the command line uploads the file, shows progress, prints a summary and writes the report', async () => {

@@ -158,7 +158,7 @@ describe('two replicas on one PostgreSQL database', () => {
       'identifiers-004-audit-seq-from-trail',
       'identifiers-005-state-counts',
       'identifiers-006-registry-job-state',
-      'identifiers-007-job-lines-outcome',
+      'identifiers-007-job-lines-pending',
       'outgoing-001-payments',
       'outgoing-002-audit-columns',
       'outgoing-003-refund-reference',

@@ -95,7 +95,7 @@ export const auditMigrations: readonly Migration[] = [
     // rows, 8.3 s on 6 million, the event loop blocked (a payment waited as long). With it: 1.4 ms.
     id: 'audit-002-subject-at',
     async up(db) {
-      await db.schema.createIndex('audit_events_subject_at').on('audit_events').columns(['subject', 'at']).execute();
+      await db.schema.createIndex('audit_events_subject_at').ifNotExists().on('audit_events').columns(['subject', 'at']).execute();
     },
   },
 ];

@@ -72,7 +72,7 @@ export const connectorMigrations: readonly Migration[] = [
     // the event loop blocked.
     id: 'connector-004-created-at',
     async up(db) {
-      await db.schema.createIndex('inbound_transfers_created').on('inbound_transfers').columns(['created_at']).execute();
+      await db.schema.createIndex('inbound_transfers_created').ifNotExists().on('inbound_transfers').columns(['created_at']).execute();
     },
   },
   {
@@ -83,7 +83,7 @@ export const connectorMigrations: readonly Migration[] = [
     // scrape). Neither column changes when a transfer changes state, so its entries stay put.
     id: 'connector-005-attention',
     async up(db) {
-      await db.schema.createIndex('inbound_transfers_attention').on('inbound_transfers').columns(['needs_attention', 'created_at']).execute();
+      await db.schema.createIndex('inbound_transfers_attention').ifNotExists().on('inbound_transfers').columns(['needs_attention', 'created_at']).execute();
     },
   },
   // The transfers in each state, kept for the metrics on SQLite (state-counts.ts).
@@ -94,7 +94,7 @@ export const connectorMigrations: readonly Migration[] = [
     // COMMITTED among 1.5 million transfers, the event loop blocked (a reviewer's measurement).
     id: 'connector-007-state-created',
     async up(db) {
-      await db.schema.createIndex('inbound_transfers_state_created').on('inbound_transfers').columns(['state', 'created_at']).execute();
+      await db.schema.createIndex('inbound_transfers_state_created').ifNotExists().on('inbound_transfers').columns(['state', 'created_at']).execute();
     },
   },
 ];

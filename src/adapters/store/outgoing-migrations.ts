@@ -81,7 +81,7 @@ export const outgoingMigrations: readonly Migration[] = [
     // The operations console lists the latest payments first (search orders by created_at).
     id: 'outgoing-006-created-at',
     async up(db) {
-      await db.schema.createIndex('outgoing_payments_created').on('outgoing_payments').columns(['created_at']).execute();
+      await db.schema.createIndex('outgoing_payments_created').ifNotExists().on('outgoing_payments').columns(['created_at']).execute();
     },
   },
   // The payments in each state, kept for the metrics on SQLite (state-counts.ts).
@@ -93,8 +93,8 @@ export const outgoingMigrations: readonly Migration[] = [
     // would take a state's rows through the state's index and check each for the flag).
     id: 'outgoing-008-state-created',
     async up(db) {
-      await db.schema.createIndex('outgoing_payments_state_created').on('outgoing_payments').columns(['state', 'created_at']).execute();
-      await db.schema.createIndex('outgoing_payments_attention_created').on('outgoing_payments').columns(['needs_attention', 'created_at']).execute();
+      await db.schema.createIndex('outgoing_payments_state_created').ifNotExists().on('outgoing_payments').columns(['state', 'created_at']).execute();
+      await db.schema.createIndex('outgoing_payments_attention_created').ifNotExists().on('outgoing_payments').columns(['needs_attention', 'created_at']).execute();
     },
   },
 ];
