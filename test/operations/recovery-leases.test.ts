@@ -57,4 +57,40 @@ describe.each(STORE_TARGETS)('recovery leases on %s', (_name, open) => {
     await store.releaseLease(current!);
     expect((await store.claimDue(10, 60_000)).map((claim) => claim.idValue)).toStrictEqual(['260971000099']);
   });
+
+  it("claims a job's identifiers waiting for the platform, to register first, then to opt out, each in key order, none twice", async () => {
+    const now = new Date('2026-11-25T10:00:00.000Z');
+    const store = new IdentifierStore(database(), () => now);
+    const put = async (idValue: string, state: 'REQUESTED' | 'OPTING_OUT', jobId = 'job-1') =>
+      expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', state, { accountId: `acc-${idValue}`, jobId })).toBe(true);
+    // Stored out of key order; one in its retry's backoff; one of another job.
+    for (const idValue of ['260971000005', '260971000003', '260971000004']) await put(idValue, 'REQUESTED');
+    await put('260971000000', 'OPTING_OUT');
+    await put('260971000001', 'REQUESTED');
+    await put('260971000002', 'REQUESTED', 'job-2');
+    await store.note({ idType: 'MSISDN', idValue: '260971000004' }, 'REQUESTED', { attempts: 1, nextAttemptAt: '2026-11-25T10:05:00.000Z' });
+    const claim = async (limit: number) => (await store.claimJob('job-1', limit, 60_000)).map((claimed) => [claimed.idValue, claimed.state, claimed.leaseUntil]);
+    const until = '2026-11-25T10:01:00.000Z';
+    expect(await claim(2)).toStrictEqual([
+      ['260971000001', 'REQUESTED', until],
+      ['260971000003', 'REQUESTED', until],
+    ]);
+    // Those leased are left to their claim; the one in backoff waits.
+    expect(await claim(10)).toStrictEqual([
+      ['260971000005', 'REQUESTED', until],
+      ['260971000000', 'OPTING_OUT', until],
+    ]);
+    expect(await claim(10)).toStrictEqual([]);
+  });
+
+  it("gives each of a job's identifiers to one of two claims made at once", async () => {
+    const now = new Date('2026-11-25T10:00:00.000Z');
+    const store = new IdentifierStore(database(), () => now);
+    const ids = ['260971000011', '260971000012', '260971000013', '260971000014'];
+    for (const idValue of ids) expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', 'REQUESTED', { accountId: 'acc-1', jobId: 'job-3' })).toBe(true);
+    const [first, second] = await Promise.all([store.claimJob('job-3', 2, 60_000), store.claimJob('job-3', 2, 60_000)]);
+    const third = await store.claimJob('job-3', 10, 60_000);
+    const all = [...(first ?? []), ...(second ?? []), ...third].map((claimed) => claimed.idValue);
+    expect(all.sort()).toStrictEqual(ids);
+  });
 });

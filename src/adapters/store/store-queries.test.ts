@@ -153,7 +153,7 @@ describe('the recovery workers\' claims, with the console\'s indexes beside them
 describe('a bulk identifier job\'s queries', () => {
   const migrations = [...identifierMigrations, ...identifierJobMigrations, ...auditMigrations];
 
-  it('go through the pending lines, or by job and state, on SQLite; the progress through the lines\' key', async () => {
+  it('go through the pending lines, or by job, state and key, on SQLite; the progress through the lines\' key', async () => {
     const path = await migratedSqlite(migrations);
     const job = new BetterSqlite3(path);
     job.prepare(`insert into identifier_jobs values ('job-1', 'register', 2, 'RUNNING', '2026-11-27T06:00:00.000Z', '2026-11-27T06:00:00.000Z')`).run();
@@ -172,7 +172,13 @@ describe('a bulk identifier job\'s queries', () => {
     // (The claim's begin and commit have no plan.)
     expect(plans.filter((plan) => plan.length > 0)).toEqual([
       ['SEARCH identifier_job_lines USING INDEX identifier_job_lines_pending (job_id=?)'],
-      ['SEARCH identifier_registry USING INDEX identifier_registry_job_state (job_id=? AND state=?)', 'USE TEMP B-TREE FOR ORDER BY'],
+      // A claim of a job's identifiers, one statement per state: the first of them in key order
+      // straight from the index (no sort), each then found by the whole index key and leased.
+      ...['REQUESTED', 'OPTING_OUT'].map(() => [
+        'SEARCH identifier_registry USING INDEX identifier_registry_job_state (job_id=? AND state=? AND id_type=? AND id_value=? AND id_sub_value=?)',
+        'LIST SUBQUERY 2',
+        'SEARCH identifier_registry USING INDEX identifier_registry_job_state (job_id=? AND state=?)',
+      ]),
       ['SEARCH identifier_registry USING COVERING INDEX identifier_registry_job_state (job_id=? AND state=?)'],
       ['SEARCH identifier_jobs USING INDEX sqlite_autoindex_identifier_jobs_1 (job_id=?)'],
       // The progress: every line, through the key, with its identifier (an index of all the lines
@@ -196,7 +202,7 @@ describe('a bulk identifier job\'s queries', () => {
         "CREATE INDEX identifier_job_lines_pending ON public.identifier_job_lines USING btree (job_id, line) WHERE ((outcome)::text = 'PENDING'::text)",
         'CREATE UNIQUE INDEX identifier_job_lines_pk ON public.identifier_job_lines USING btree (job_id, line)',
         'CREATE INDEX identifier_registry_due ON public.identifier_registry USING btree (state, next_attempt_at)',
-        'CREATE INDEX identifier_registry_job_state ON public.identifier_registry USING btree (job_id, state)',
+        'CREATE INDEX identifier_registry_job_state ON public.identifier_registry USING btree (job_id, state, id_type, id_value, id_sub_value)',
         'CREATE UNIQUE INDEX identifier_registry_pk ON public.identifier_registry USING btree (id_type, id_value, id_sub_value)',
       ]);
     } finally {
@@ -223,7 +229,7 @@ describe('indexes built by hand before an upgrade (docs/deployment.md, Upgrading
         'create index concurrently outgoing_payments_created on outgoing_payments (created_at)',
         'create index concurrently outgoing_payments_state_created on outgoing_payments (state, created_at)',
         'create index concurrently outgoing_payments_attention_created on outgoing_payments (needs_attention, created_at)',
-        'create index concurrently identifier_registry_job_state on identifier_registry (job_id, state)',
+        'create index concurrently identifier_registry_job_state on identifier_registry (job_id, state, id_type, id_value, id_sub_value)',
         "create index concurrently identifier_job_lines_pending on identifier_job_lines (job_id, line) where outcome = 'PENDING'",
         'drop index concurrently identifier_registry_job',
       ]) {
