@@ -9,9 +9,10 @@ import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
  * cache and 1.1 s without, at every scrape, every payment in flight waiting as long. So on SQLite
  * each counted table keeps its figures in `state_counts`, one row per kind and state, kept by
  * triggers: an insert adds one to its state, a change of state moves one from the old state to
- * the new. The triggers run inside the statement that changes the record, so the figures commit
- * with it, or are undone with it (a failed unit's savepoint, a group rolled back), whoever writes
- * (the connector, its CLI). A scrape reads a handful of rows. SQLite has one writer at a time, so
+ * the new, a delete (by hand: the connector deletes nothing) takes one away. The triggers run
+ * inside the statement that changes the record, so the figures commit with it, or are undone with
+ * it (a failed unit's savepoint, a group rolled back), whoever writes (the connector, or an
+ * operator's shell on the file). A scrape reads a handful of rows. SQLite has one writer at a time, so
  * the shared rows cost no waiting: a few µs per write (3–7 µs inside a group's savepoints, measured).
  *
  * PostgreSQL keeps no such rows: replicas' commit groups would all update the same few rows,
