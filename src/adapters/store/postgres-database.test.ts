@@ -43,6 +43,20 @@ async function appliedMigrations(database: PostgresDatabase): Promise<string[]> 
   return rows.map((row) => String(row['id']));
 }
 
+/** Waits until exactly one session whose statement is like `pattern` waits on a lock, as `observer` sees. */
+async function untilWaitingOnLock(observer: pg.Client, pattern: string, timeout: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const waiting = await observer.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like $1`,
+        [pattern],
+      );
+      expect(waiting.rows).toStrictEqual([{ n: 1 }]);
+    },
+    { timeout, interval: 10 },
+  );
+}
+
 describe('PostgresDatabase', () => {
   let shared: TestDatabase | undefined;
   const sharedUrl = (): string => {
@@ -139,16 +153,8 @@ describe('PostgresDatabase', () => {
           () => 'migrated',
           (error: unknown) => String(error),
         );
-        await vi.waitFor(
-          async () => {
-            // Not asked of the holder: inside its transaction pg_stat_activity keeps its first snapshot.
-            const waiting = await observer.query<{ n: number }>(
-              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'alter table "inbound_transfers"%'`,
-            );
-            expect(waiting.rows).toStrictEqual([{ n: 1 }]);
-          },
-          { timeout: 5_000, interval: 10 },
-        );
+        // Asked of an observer, not of the holder: inside its transaction pg_stat_activity keeps its first snapshot.
+        await untilWaitingOnLock(observer, 'alter table "inbound_transfers"%', 5_000);
         // The running replica's read queues behind the DDL's lock request, and is answered once it gives way.
         const read = await sql<{ n: number }>`select count(*)::int as n from inbound_transfers`.execute(running.reader());
         expect(read.rows).toStrictEqual([{ n: 0 }]);
@@ -383,15 +389,7 @@ describe('PostgresDatabase', () => {
         });
         await firstChanged;
         const second = database.transaction(async (trx) => (await sql`update counters set n = n + 2 where id = 1 and n = 0`.execute(trx)).numAffectedRows);
-        await vi.waitFor(
-          async () => {
-            const waiting = await outsider.query<{ n: number }>(
-              `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update counters set n = n + 2%'`,
-            );
-            expect(waiting.rows).toStrictEqual([{ n: 1 }]);
-          },
-          { timeout: 10_000, interval: 10 },
-        );
+        await untilWaitingOnLock(outsider, 'update counters set n = n + 2%', 10_000);
         letFirstCommit();
         expect(await Promise.all([first, second])).toStrictEqual([1n, 0n]);
         expect((await outsider.query('select n from counters')).rows).toStrictEqual([{ n: 1 }]);

@@ -61,6 +61,12 @@ function transfer(transferId: string): NewTransfer {
   };
 }
 
+/** Three transfers received, the second of them reserved since. */
+async function storeThree(store: SqlInboundStore): Promise<void> {
+  for (const id of ['t-1', 't-2', 't-3']) await store.insertTransfer(transfer(id));
+  await store.transitionTransfer('t-2', ['RECEIVED'], 'RESERVED');
+}
+
 /** The table counted the slow way, for comparison. */
 async function grouped(database: SqlDatabase): Promise<Array<{ state: string; count: number }>> {
   const rows = await sql<{ state: string; count: string | number }>`select state, count(*) as count from inbound_transfers group by state order by state`.execute(database.reader<AnySchema>());
@@ -95,9 +101,7 @@ describe('the figures by state on SQLite', () => {
     const path = sqlitePath();
     const before = new SqliteDatabase(path);
     await before.migrate(BEFORE_COUNTS);
-    const store = new SqlInboundStore(before);
-    for (const id of ['t-1', 't-2', 't-3']) await store.insertTransfer(transfer(id));
-    await store.transitionTransfer('t-2', ['RECEIVED'], 'RESERVED');
+    await storeThree(new SqlInboundStore(before));
     await before.close();
 
     const database = new SqliteDatabase(path);
@@ -125,8 +129,7 @@ describe('the figures by state on SQLite', () => {
     let database = new SqliteDatabase(path);
     await database.migrate(ALL);
     let store = new SqlInboundStore(database);
-    for (const id of ['t-1', 't-2', 't-3']) await store.insertTransfer(transfer(id));
-    await store.transitionTransfer('t-2', ['RECEIVED'], 'RESERVED');
+    await storeThree(store);
     await database.transaction<AnySchema, void>(async (trx) => {
       await sql`delete from inbound_transfers where transfer_id = 't-1'`.execute(trx);
     });
@@ -213,9 +216,7 @@ describe('the figures by state on PostgreSQL', () => {
     postgres = await createTestDatabase();
     const before = new PostgresDatabase({ url: postgres.url, poolMax: 2 });
     await before.migrate(BEFORE_COUNTS);
-    const store = new SqlInboundStore(before);
-    for (const id of ['t-1', 't-2', 't-3']) await store.insertTransfer(transfer(id));
-    await store.transitionTransfer('t-2', ['RECEIVED'], 'RESERVED');
+    await storeThree(new SqlInboundStore(before));
     await before.close();
 
     const database = new PostgresDatabase({ url: postgres.url, poolMax: 2 });
