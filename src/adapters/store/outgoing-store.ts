@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { parseOutgoingState, type OutgoingState } from '../../domain/outgoing-payment.js';
+import { OUTGOING_STATES, parseOutgoingState, type OutgoingState } from '../../domain/outgoing-payment.js';
 import { AssertionFailed } from '../../domain/errors.js';
 import type { OutgoingFlow } from '../../ports/core-banking.js';
 import type {
@@ -108,6 +108,11 @@ export class SqlOutgoingStore implements OutgoingStore {
     const id = search.id;
     if (id !== undefined) select = select.where((eb) => eb.or([eb('home_transaction_id', '=', id), eb('transfer_id', '=', id)]));
     if (search.states !== undefined && search.states.length > 0) select = select.where('state', 'in', [...search.states]);
+    // A period of last changes (a reconciliation's) is read through the recovery index (state,
+    // updated_at), one range per state, every state named. Without a state, SQLite and PostgreSQL
+    // read every record: on SQLite an hour's among 1.5 million took 0.7–0.9 s with the file
+    // cached and 14–80 s without, the event loop blocked; now 20–60 ms.
+    else if (search.updatedFrom !== undefined) select = select.where('state', 'in', [...OUTGOING_STATES]);
     if (search.createdFrom !== undefined) select = select.where('created_at', '>=', search.createdFrom);
     if (search.createdTo !== undefined) select = select.where('created_at', '<', search.createdTo);
     if (search.updatedFrom !== undefined) select = select.where('updated_at', '>=', search.updatedFrom);

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { INBOUND_TRANSFER_STATES } from '../../domain/inbound-transfer.js';
+import { OUTGOING_STATES } from '../../domain/outgoing-payment.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
-import { sqlitePlans } from '../../../test/support/query-plans.js';
+import { postgresAccessPaths, sqlitePlans } from '../../../test/support/query-plans.js';
 import { AuditTrail, auditMigrations } from './audit-trail.js';
 import { connectorMigrations } from './connector-migrations.js';
 import { claimDueKeys } from './lease-claim.js';
@@ -147,6 +149,98 @@ describe('the recovery workers\' claims, with the console\'s indexes beside them
       'USE TEMP B-TREE FOR ORDER BY',
     ];
     expect(plans).toEqual([recovery('inbound_transfers'), recovery('outgoing_payments')]);
+  });
+});
+
+describe('a reconciliation\'s records: those last changed in its period', () => {
+  const period = { updatedFrom: '2026-11-20T00:00:00.000Z', updatedTo: '2026-11-21T00:00:00.000Z' };
+  const migrations = [...connectorMigrations, ...outgoingMigrations];
+
+  /** An incoming transfer and an outgoing payment as rows, with only what the tables require besides. */
+  const transferRow = (id: string, state: string, createdAt: string, updatedAt: string) => ({
+    transfer_id: id, quote_id: `q-${id}`, request_hash: 'h', state, amount_type: 'SEND', transaction_type: 'TRANSFER', amount: '10', currency: 'XOF',
+    transfer_amount: '10', payee_receive_amount: '10', payer_id_type: 'MSISDN', payer_id_value: '1', payee_id_type: 'MSISDN', payee_id_value: '2',
+    payee_account_id: 'a', created_at: createdAt, updated_at: updatedAt, audit_seq: 1,
+  });
+  const paymentRow = (id: string, state: string, createdAt: string, updatedAt: string) => ({
+    home_transaction_id: id, transfer_id: `t-${id}`, request_hash: 'h', kind: 'SEND_MONEY', amount_type: 'SEND', flow: 'bank', state, payer_id: '1',
+    payee_id_type: 'MSISDN', payee_id: '2', send_amount: '10', send_currency: 'XOF', receive_currency: 'XOF', created_at: createdAt, updated_at: updatedAt, audit_seq: 1,
+  });
+
+  /**
+   * One record in each state last changed in the period (the later the state in its list, the
+   * later made), and in each state one changed just before it and one at its end: the ids the
+   * period should give, newest first.
+   */
+  async function recordsInEveryState(db: Kysely<AnySchema>): Promise<{ transfers: string[]; payments: string[] }> {
+    const at = (minute: number) => new Date(Date.parse('2026-11-19T12:00:00.000Z') + minute * 60_000).toISOString();
+    const insert = async (table: string, states: readonly string[], row: (id: string, state: string, createdAt: string, updatedAt: string) => Record<string, string | number>) => {
+      for (const [index, state] of states.entries()) {
+        await db.insertInto(table).values(row(`${state}-in`, state, at(index), at(24 * 60 + index))).execute();
+        await db.insertInto(table).values(row(`${state}-before`, state, at(index), '2026-11-19T23:59:59.999Z')).execute();
+        await db.insertInto(table).values(row(`${state}-end`, state, at(index), period.updatedTo)).execute();
+      }
+      return states.map((state) => `${state}-in`).reverse();
+    };
+    return { transfers: await insert('inbound_transfers', INBOUND_TRANSFER_STATES, transferRow), payments: await insert('outgoing_payments', OUTGOING_STATES, paymentRow) };
+  }
+
+  it('are found through the recovery indexes, one range of (state, updated_at) per state, on SQLite, not by reading every record', async () => {
+    const path = await migratedSqlite(migrations);
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new SqlInboundStore(reader).searchTransfers({ ...period, limit: 100_001 })).toEqual([]);
+      expect(await new SqlOutgoingStore(reader).search({ ...period, limit: 100_001 })).toEqual([]);
+    });
+    expect(plans).toEqual(
+      ['inbound_transfers', 'outgoing_payments'].map((table) => [
+        `SEARCH ${table} USING INDEX ${table}_stale (state=? AND updated_at>? AND updated_at<?)`,
+        'USE TEMP B-TREE FOR ORDER BY',
+      ]),
+    );
+  });
+
+  it('are those of every state, newest first, and no others, on SQLite', async () => {
+    const path = await migratedSqlite(migrations);
+    const db = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    const expected = await recordsInEveryState(db).finally(() => db.destroy());
+    const database = new SqliteDatabase(path);
+    try {
+      expect((await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100 })).map((record) => record.transferId)).toEqual(expected.transfers);
+      expect((await new SqlOutgoingStore(database).search({ ...period, limit: 100 })).map((record) => record.homeTransactionId)).toEqual(expected.payments);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('are those of every state on PostgreSQL, found through the same indexes once the tables are analysed, not by a scan of either table', async () => {
+    postgres = await createTestDatabase();
+    const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
+    try {
+      await database.migrate(migrations);
+      const db = database.reader<AnySchema>() as Kysely<AnySchema>;
+      const expected = await recordsInEveryState(db);
+      expect((await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100 })).map((record) => record.transferId)).toEqual(expected.transfers);
+      expect((await new SqlOutgoingStore(database).search({ ...period, limit: 100 })).map((record) => record.homeTransactionId)).toEqual(expected.payments);
+      // 100,000 of each, one every 86.4 s from 2026-09-01 (1,000 a day), each last changed 2 s after it was made.
+      const instant = (offset: string) => sql`to_char(timestamp '2026-09-01' + g * interval '86.4 seconds' + interval ${sql.lit(offset)}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      await sql`insert into inbound_transfers (transfer_id, quote_id, request_hash, state, amount_type, transaction_type, amount, currency, transfer_amount,
+          payee_receive_amount, payer_id_type, payer_id_value, payee_id_type, payee_id_value, payee_account_id, created_at, updated_at, audit_seq)
+        select 'bulk-' || g, 'q-bulk-' || g, 'h', 'COMMITTED', 'SEND', 'TRANSFER', '10', 'XOF', '10', '10', 'MSISDN', '1', 'MSISDN', '2', 'a',
+          ${instant('0 seconds')}, ${instant('2 seconds')}, 4 from generate_series(1, 100000) g`.execute(db);
+      await sql`insert into outgoing_payments (home_transaction_id, transfer_id, request_hash, kind, amount_type, flow, state, payer_id, payee_id_type, payee_id,
+          send_amount, send_currency, receive_currency, created_at, updated_at, audit_seq)
+        select 'bulk-' || g, 't-bulk-' || g, 'h', 'SEND_MONEY', 'SEND', 'bank', 'COMPLETED', '1', 'MSISDN', '2', '10', 'XOF', 'XOF',
+          ${instant('0 seconds')}, ${instant('2 seconds')}, 4 from generate_series(1, 100000) g`.execute(db);
+      await sql`analyze inbound_transfers`.execute(db);
+      await sql`analyze outgoing_payments`.execute(db);
+      const plans = await postgresAccessPaths(postgres.url, async (reader) => {
+        expect(await new SqlInboundStore(reader).searchTransfers({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.transfers.length);
+        expect(await new SqlOutgoingStore(reader).search({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.payments.length);
+      });
+      expect(plans).toEqual([['inbound_transfers_stale'], ['outgoing_payments_stale']]);
+    } finally {
+      await database.close();
+    }
   });
 });
 
