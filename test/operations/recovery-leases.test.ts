@@ -93,4 +93,43 @@ describe.each(STORE_TARGETS)('recovery leases on %s', (_name, open) => {
     const all = [...(first ?? []), ...(second ?? []), ...third].map((claimed) => claimed.idValue);
     expect(all.sort()).toStrictEqual(ids);
   });
+
+  it('claims the identifiers due the longest, whichever their state, in key order among equals; none in backoff, none twice', async () => {
+    const now = new Date('2026-11-25T10:00:00.000Z');
+    const store = new IdentifierStore(database(), () => now);
+    const put = async (idValue: string, state: 'REQUESTED' | 'OPTING_OUT' | 'REGISTERED', nextAttemptAt: string) =>
+      expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', state, { accountId: `acc-${idValue}`, nextAttemptAt })).toBe(true);
+    await put('260971000013', 'REQUESTED', '2026-11-25T09:59:00.000Z');
+    await put('260971000012', 'REQUESTED', '2026-11-25T09:58:00.000Z');
+    await put('260971000011', 'REQUESTED', '2026-11-25T10:00:00.000Z');
+    await put('260971000014', 'REQUESTED', '2026-11-25T10:05:00.000Z');
+    await put('260971000021', 'OPTING_OUT', '2026-11-25T09:59:00.000Z');
+    await put('260971000022', 'OPTING_OUT', '2026-11-25T09:57:00.000Z');
+    await put('260971000031', 'REGISTERED', '2026-11-25T09:00:00.000Z');
+    const claim = async (limit: number) => (await store.claimDue(limit, 60_000)).map((claimed) => [claimed.idValue, claimed.state, claimed.leaseUntil]);
+    const until = '2026-11-25T10:01:00.000Z';
+    // The oldest four of both states, the tie at 09:59 in key order; the registered one is not due.
+    expect(await claim(4)).toStrictEqual([
+      ['260971000022', 'OPTING_OUT', until],
+      ['260971000012', 'REQUESTED', until],
+      ['260971000013', 'REQUESTED', until],
+      ['260971000021', 'OPTING_OUT', until],
+    ]);
+    // Those leased are left to their claim; the one in backoff waits.
+    expect(await claim(10)).toStrictEqual([['260971000011', 'REQUESTED', until]]);
+    expect(await claim(10)).toStrictEqual([]);
+  });
+
+  it('gives each due identifier to one of two recovery claims made at once', async () => {
+    const now = new Date('2026-11-25T10:00:00.000Z');
+    const store = new IdentifierStore(database(), () => now);
+    const ids = ['260971000041', '260971000042', '260971000043', '260971000044', '260971000045'];
+    for (const [index, idValue] of ids.entries()) {
+      expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', index % 2 === 0 ? 'REQUESTED' : 'OPTING_OUT', { accountId: 'acc-1' })).toBe(true);
+    }
+    const [first, second] = await Promise.all([store.claimDue(3, 60_000), store.claimDue(3, 60_000)]);
+    const third = await store.claimDue(10, 60_000);
+    const all = [...(first ?? []), ...(second ?? []), ...third].map((claimed) => claimed.idValue);
+    expect(all.sort()).toStrictEqual(ids);
+  });
 });

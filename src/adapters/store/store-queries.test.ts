@@ -305,6 +305,29 @@ describe('a bulk identifier job\'s queries', () => {
   });
 });
 
+describe('the identifier recovery pass\'s claim', () => {
+  it('takes each state\'s oldest due through (state, next_attempt_at), stopping at the batch, then leases each state\'s share by key, on SQLite', async () => {
+    const path = await migratedSqlite([...identifierMigrations, ...auditMigrations]);
+    const db = new BetterSqlite3(path);
+    const now = '2026-11-27T06:00:00.000Z';
+    for (const [index, state] of ['REQUESTED', 'OPTING_OUT', 'REQUESTED'].entries()) {
+      db.prepare(`insert into identifier_registry (id_type, id_value, id_sub_value, currency, state, attempts, next_attempt_at, lease_until, created_at, updated_at, audit_seq)
+        values ('MSISDN', ?, '', 'ZMW', ?, 1, ?, ?, ?, ?, 1)`).run(`26097100000${index}`, state, now, now, now, now);
+    }
+    db.close();
+    const plans = await sqlitePlans(path, async (reader) => {
+      const database = { ...reader, transaction: (work: (trx: unknown) => Promise<unknown>) => reader.reader().transaction().execute(work) } as SqlDatabase;
+      const store = new IdentifierStore(database, () => new Date(now));
+      expect((await store.claimDue(10_000, 60_000)).map((claimed) => claimed.idValue)).toEqual(['260971000000', '260971000001', '260971000002']);
+    });
+    // Sorted, each, only among those due at the same instant (the key's three terms), so the search
+    // stops after the batch, where before every due identifier of both states was sorted.
+    const oldest = ['SEARCH identifier_registry USING INDEX identifier_registry_due (state=? AND next_attempt_at<?)', 'USE TEMP B-TREE FOR LAST 3 TERMS OF ORDER BY'];
+    const lease = ['SEARCH identifier_registry USING INDEX sqlite_autoindex_identifier_registry_1 (id_type=? AND id_value=? AND id_sub_value=?)', 'LIST SUBQUERY 2', ...oldest];
+    expect(plans.filter((plan) => plan.length > 0)).toEqual([oldest, oldest, lease, lease]);
+  });
+});
+
 describe('indexes built by hand before an upgrade (docs/deployment.md, Upgrading)', () => {
   it('are kept by the migrations that would build them, on PostgreSQL', async () => {
     const all = [...connectorMigrations, ...outgoingMigrations, ...identifierMigrations, ...identifierJobMigrations, ...auditMigrations];
