@@ -362,23 +362,17 @@ export class IdentifierStore {
     return Number(row?.count ?? 0);
   }
 
-  async byJob(jobId: string): Promise<IdentifierRecord[]> {
-    const rows = await this.#db().selectFrom('identifier_registry').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').execute();
-    return rows.map(recordOf);
-  }
-
-  /** Every identifier in `states`, in key order, a page at a time. */
-  async inStates(states: readonly RegistrationState[], limit: number, after?: IdentifierKey): Promise<IdentifierRecord[]> {
-    let query = this.#db().selectFrom('identifier_registry').selectAll().where('state', 'in', [...states]);
+  /**
+   * Every identifier, in key order, `limit` after `after`: a page read through the key, which
+   * stops after it. Named by state (all of them) or by the key's terms one by one, SQLite took
+   * each page through the state index and sorted the whole registry for it, 0.4–0.5 s of its event
+   * loop per page of 500 among a million identifiers (a reviewer's measurement), 2,000 pages for
+   * the identifier reconciliation.
+   */
+  async inKeyOrder(limit: number, after?: IdentifierKey): Promise<IdentifierRecord[]> {
+    let query = this.#db().selectFrom('identifier_registry').selectAll();
     if (after !== undefined) {
-      const sub = after.idSubValue ?? '';
-      query = query.where((eb) =>
-        eb.or([
-          eb('id_type', '>', after.idType),
-          eb.and([eb('id_type', '=', after.idType), eb('id_value', '>', after.idValue)]),
-          eb.and([eb('id_type', '=', after.idType), eb('id_value', '=', after.idValue), eb('id_sub_value', '>', sub)]),
-        ]),
-      );
+      query = query.where(({ eb, refTuple, tuple }) => eb(refTuple('id_type', 'id_value', 'id_sub_value'), '>', tuple(after.idType, after.idValue, after.idSubValue ?? '')));
     }
     const rows = await query.orderBy('id_type').orderBy('id_value').orderBy('id_sub_value').limit(limit).execute();
     return rows.map(recordOf);

@@ -210,7 +210,7 @@ export class IdentifierRegistration {
     const registeredButIneligible: Array<IdentifierKey & { readonly state: string; readonly reason: string }> = [];
     let after: IdentifierKey | undefined;
     for (;;) {
-      const page = await this.store.inStates(['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'], 500, after);
+      const page = await this.store.inKeyOrder(500, after);
       if (page.length === 0) break;
       for (const record of page) {
         inRegistry.add(platformKey(record));

@@ -19,7 +19,7 @@ export async function sqlitePlans(path: string, run: (database: SqlDatabase) => 
     },
   });
   try {
-    await run({ dialect: 'sqlite', reader: () => db } as unknown as SqlDatabase);
+    await run({ dialect: 'sqlite', reader: () => db, listReader: () => db } as unknown as SqlDatabase);
     return sent.map((query) =>
       connection
         .prepare(`explain query plan ${query.sql}`)
@@ -48,7 +48,7 @@ export async function postgresAccessPaths(url: string, run: (database: SqlDataba
     },
   });
   try {
-    await run({ dialect: 'postgres', reader: () => db } as unknown as SqlDatabase);
+    await run({ dialect: 'postgres', reader: () => db, listReader: () => db } as unknown as SqlDatabase);
     const plans: string[][] = [];
     for (const query of sent) {
       const explained = await pool.query<{ 'QUERY PLAN': string }>(`explain (costs off) ${query.sql}`, [...query.parameters]);

@@ -306,7 +306,6 @@ export class AuditedWriteTemplate<S, P extends object, Row> {
 export interface RecentAuditQuery {
   readonly subject?: AuditSubject;
   readonly since?: string;
-  readonly cause?: AuditCause['cause'];
   readonly limit: number;
 }
 
@@ -329,10 +328,9 @@ export class AuditTrail {
 
   /** The latest rows, newest first. */
   async recent(query: RecentAuditQuery): Promise<AuditEvent[]> {
-    let select = this.database.reader<Schema>().selectFrom('audit_events').selectAll();
+    let select = this.database.listReader<Schema>().selectFrom('audit_events').selectAll();
     if (query.subject !== undefined) select = select.where('subject', '=', query.subject);
     if (query.since !== undefined) select = select.where('at', '>=', query.since);
-    if (query.cause !== undefined) select = select.where('cause', '=', query.cause);
     const rows = await select.orderBy('at', 'desc').orderBy('seq', 'desc').limit(query.limit).execute();
     return rows.map(eventFromRow);
   }

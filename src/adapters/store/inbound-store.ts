@@ -131,7 +131,7 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {
-    let select = this.database.reader<Schema>().selectFrom('inbound_transfers').selectAll();
+    let select = this.database.listReader<Schema>().selectFrom('inbound_transfers').selectAll();
     if (search.id !== undefined) select = select.where('transfer_id', '=', search.id);
     if (search.states !== undefined && search.states.length > 0) select = select.where('state', 'in', [...search.states]);
     // A period of last changes (a reconciliation's) is read through the recovery index (state,

@@ -112,6 +112,8 @@ const SESSION_OPTIONS = '-c default_transaction_isolation=read\\ committed -c tc
 export class PostgresDatabase implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly #db: Kysely<AnySchema>;
+  /** The same pool, its statements sent unnamed (listReader). */
+  readonly #listDb: Kysely<AnySchema>;
   readonly #pool: pg.Pool;
   /** Commit groups (autocommitted statements) and read groups (quick reads), unless turned off. */
   readonly #grouping: { readonly commits: Grouping; readonly reads: Grouping } | undefined;
@@ -169,6 +171,7 @@ export class PostgresDatabase implements SqlDatabase {
     });
     this.#pool = pool;
     this.#db = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool }) });
+    this.#listDb = new Kysely<AnySchema>({ dialect: new PostgresDialect({ pool: unnamedStatements(pool) as unknown as pg.Pool }) });
 
     this.#grouping =
       options.statementGroups === false
@@ -266,6 +269,10 @@ export class PostgresDatabase implements SqlDatabase {
 
   reader<S>(): Kysely<S> {
     return this.#db as unknown as Kysely<S>;
+  }
+
+  listReader<S>(): Kysely<S> {
+    return this.#listDb as unknown as Kysely<S>;
   }
 
   quickReader<S>(): Kysely<S> {
@@ -533,6 +540,24 @@ function dropAfterReadTimeout(client: pg.ClientBase, error: unknown): void {
  * an operator's choosing) would replace the connector's, since `pg` lets the URL win: they are
  * taken from it and sent first, so that the connector's setting, sent last, holds.
  */
+/**
+ * The pool as Kysely sees it, each statement of its clients sent as a query without a name: not
+ * prepared for later runs (see preparingQuery), so PostgreSQL plans it with its values. Closing
+ * it leaves the pool open (the database closes the pool).
+ */
+function unnamedStatements(pool: pg.Pool): { connect(): Promise<unknown>; end(): Promise<void> } {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      return {
+        query: (text: string, values: unknown[]) => client.query({ text, values }),
+        release: (error?: Error | boolean) => client.release(error),
+      };
+    },
+    end: async () => undefined,
+  };
+}
+
 export function sessionStart(url: string): { readonly connectionString: string; readonly options: string } {
   const parsed = new URL(url);
   const own = parsed.searchParams.get('options');

@@ -172,6 +172,10 @@ export class SqliteDatabase implements SqlDatabase {
     return this.reader<S>();
   }
 
+  listReader<S>(): Kysely<S> {
+    return this.reader<S>();
+  }
+
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
     return this.#enqueue(work, false);
   }

@@ -16,8 +16,9 @@ import { outgoingMigrations } from './outgoing-migrations.js';
 import { SqlOutgoingStore } from './outgoing-store.js';
 import { PostgresDatabase } from './postgres-database.js';
 import type { Logger } from '../../ports/logger.js';
+import type { RecordSearch } from '../../ports/store.js';
 import { IdentifierJobs, identifierJobMigrations } from '../../identifiers/identifier-jobs.js';
-import { IdentifierStore, identifierMigrations } from '../../identifiers/identifier-store.js';
+import { IdentifierStore, identifierMigrations, type IdentifierKey } from '../../identifiers/identifier-store.js';
 import type { IdentifierRegistration } from '../../identifiers/registration.js';
 import type { AnySchema, Migration, SqlDatabase } from './sql-database.js';
 import { SqliteDatabase } from './sqlite-database.js';
@@ -132,6 +133,50 @@ describe('the records flagged for attention, or in one state (the console\'s fil
   });
 });
 
+describe('a console search by id, with other filters', () => {
+  it('finds the payment through its two unique keys on SQLite, whatever else is asked, not through the state\'s or attention\'s index', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const plans = await sqlitePlans(path, async (reader) => {
+      const outgoing = new SqlOutgoingStore(reader);
+      for (const search of [{}, { states: ['COMPLETED' as const] }, { needsAttention: true }, { states: ['FAILED' as const], needsAttention: true, createdFrom: '2026-11-01T00:00:00.000Z', createdTo: '2026-11-28T00:00:00.000Z' }]) {
+        expect(await outgoing.search({ id: 'pay-1', ...search, limit: 200 })).toEqual([]);
+      }
+    });
+    const byKeys = ['MULTI-INDEX OR', 'INDEX 1', 'SEARCH outgoing_payments USING INDEX sqlite_autoindex_outgoing_payments_1 (home_transaction_id=?)', 'INDEX 2', 'SEARCH outgoing_payments USING INDEX sqlite_autoindex_outgoing_payments_2 (transfer_id=?)', 'USE TEMP B-TREE FOR ORDER BY'];
+    expect(plans).toEqual([byKeys, byKeys, byKeys, byKeys]);
+  });
+
+  it('applies the other filters to the payment an id names, by either of its ids, on SQLite', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const db = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    await db.insertInto('outgoing_payments').values({
+      home_transaction_id: 'home-1', transfer_id: 'tr-1', request_hash: 'h', kind: 'SEND_MONEY', amount_type: 'SEND', flow: 'bank', state: 'FAILED', payer_id: '1',
+      payee_id_type: 'MSISDN', payee_id: '2', send_amount: '10', send_currency: 'XOF', receive_currency: 'XOF', needs_attention: 1,
+      created_at: '2026-11-20T10:00:00.000Z', updated_at: '2026-11-20T10:05:00.000Z', audit_seq: 1,
+    }).execute();
+    await db.destroy();
+    const database = new SqliteDatabase(path);
+    try {
+      const outgoing = new SqlOutgoingStore(database);
+      const found = async (search: Omit<RecordSearch, 'limit'>) => (await outgoing.search({ ...search, limit: 200 })).map((payment) => payment.homeTransactionId);
+      for (const id of ['home-1', 'tr-1']) {
+        expect(await found({ id })).toEqual(['home-1']);
+        expect(await found({ id, states: ['FAILED', 'COMPLETED'], needsAttention: true })).toEqual(['home-1']);
+        expect(await found({ id, states: ['COMPLETED'] })).toEqual([]);
+        expect(await found({ id, needsAttention: false })).toEqual([]);
+        expect(await found({ id, createdFrom: '2026-11-20T10:00:00.000Z', createdTo: '2026-11-20T10:00:00.001Z' })).toEqual(['home-1']);
+        expect(await found({ id, createdTo: '2026-11-20T10:00:00.000Z' })).toEqual([]);
+        expect(await found({ id, createdFrom: '2026-11-20T10:00:00.001Z' })).toEqual([]);
+        expect(await found({ id, updatedFrom: '2026-11-20T10:05:00.000Z', updatedTo: '2026-11-20T10:05:00.001Z' })).toEqual(['home-1']);
+        expect(await found({ id, updatedTo: '2026-11-20T10:05:00.000Z' })).toEqual([]);
+      }
+      expect(await found({ id: 'home-2' })).toEqual([]);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 describe('the recovery workers\' claims, with the console\'s indexes beside them', () => {
   it('still take the due and the stale rows through the recovery indexes on SQLite', async () => {
     const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
@@ -238,6 +283,15 @@ describe('a reconciliation\'s records: those last changed in its period', () => 
         expect(await new SqlOutgoingStore(reader).search({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.payments.length);
       });
       expect(plans).toEqual([['inbound_transfers_stale'], ['outgoing_payments_stale']]);
+      // Run again and again on one connection of the store's own pool, neither is a prepared
+      // statement there: each is planned with its values. Prepared, PostgreSQL gave it after five
+      // runs one plan for any values (4 of 9 here), which walks the created_at index backwards.
+      for (let run = 0; run < 8; run += 1) {
+        expect(await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.transfers.length);
+        expect(await new SqlOutgoingStore(database).search({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.payments.length);
+      }
+      const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like '%"updated_at" >= $%'`.execute(db);
+      expect(prepared.rows).toEqual([]);
     } finally {
       await database.close();
     }
@@ -325,6 +379,69 @@ describe('the identifier recovery pass\'s claim', () => {
     const oldest = ['SEARCH identifier_registry USING INDEX identifier_registry_due (state=? AND next_attempt_at<?)', 'USE TEMP B-TREE FOR LAST 3 TERMS OF ORDER BY'];
     const lease = ['SEARCH identifier_registry USING INDEX sqlite_autoindex_identifier_registry_1 (id_type=? AND id_value=? AND id_sub_value=?)', 'LIST SUBQUERY 2', ...oldest];
     expect(plans.filter((plan) => plan.length > 0)).toEqual([oldest, oldest, lease, lease]);
+  });
+});
+
+describe('the identifier reconciliation\'s pages of the registry', () => {
+  const keys = [
+    ['ACCOUNT_ID', '0001', ''],
+    ['MSISDN', '260971000001', ''],
+    ['MSISDN', '260971000001', 'savings'],
+    ['MSISDN', '260971000002', ''],
+    ['MSISDN', '26097100001', ''],
+  ] as const;
+  const states = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'];
+  const now = '2026-11-27T06:00:00.000Z';
+  const row = ([idType, idValue, idSubValue]: readonly [string, string, string], index: number) => ({
+    id_type: idType, id_value: idValue, id_sub_value: idSubValue, currency: 'ZMW', state: states[index % states.length] as string, attempts: 0,
+    next_attempt_at: now, lease_until: now, created_at: now, updated_at: now, audit_seq: 1,
+  });
+  /** Every page of two, as [type, value, sub-value] lists. */
+  async function pages(store: IdentifierStore): Promise<string[][][]> {
+    const all: string[][][] = [];
+    for (let after: IdentifierKey | undefined; ; ) {
+      const page = await store.inKeyOrder(2, after);
+      if (page.length === 0) return all;
+      all.push(page.map((record) => [record.idType, record.idValue, record.idSubValue ?? '']));
+      after = page[page.length - 1];
+    }
+  }
+  const expected = [
+    [['ACCOUNT_ID', '0001', ''], ['MSISDN', '260971000001', '']],
+    [['MSISDN', '260971000001', 'savings'], ['MSISDN', '260971000002', '']],
+    [['MSISDN', '26097100001', '']],
+  ];
+
+  it('go through the key, each page starting after the last one\'s key and stopping after its own, every identifier once, on SQLite', async () => {
+    const path = await migratedSqlite([...identifierMigrations, ...auditMigrations]);
+    const db = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    for (const [index, key] of [...keys].reverse().entries()) await db.insertInto('identifier_registry').values(row(key, index)).execute();
+    await db.destroy();
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await pages(new IdentifierStore(reader, () => new Date(now)))).toEqual(expected);
+    });
+    const after = 'SEARCH identifier_registry USING INDEX sqlite_autoindex_identifier_registry_1 ((id_type,id_value,id_sub_value)>(?,?,?))';
+    expect(plans).toEqual([['SCAN identifier_registry USING INDEX sqlite_autoindex_identifier_registry_1'], [after], [after], [after]]);
+  });
+
+  it('go through the key on PostgreSQL too, every identifier once', async () => {
+    postgres = await createTestDatabase();
+    const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
+    try {
+      await database.migrate([...identifierMigrations, ...auditMigrations]);
+      const db = database.reader<AnySchema>() as Kysely<AnySchema>;
+      for (const [index, key] of [...keys].reverse().entries()) await db.insertInto('identifier_registry').values(row(key, index)).execute();
+      expect(await pages(new IdentifierStore(database, () => new Date(now)))).toEqual(expected);
+      await sql`insert into identifier_registry (id_type, id_value, id_sub_value, currency, state, attempts, next_attempt_at, lease_until, created_at, updated_at, audit_seq)
+        select 'MSISDN', '2609' || lpad(g::text, 8, '0'), '', 'ZMW', 'REGISTERED', 1, ${now}, ${now}, ${now}, ${now}, 1 from generate_series(1, 50000) g`.execute(db);
+      await sql`analyze identifier_registry`.execute(db);
+      const plans = await postgresAccessPaths(postgres.url, async (reader) => {
+        expect(await new IdentifierStore(reader, () => new Date(now)).inKeyOrder(500, { idType: 'MSISDN', idValue: '260900025000' })).toHaveLength(500);
+      });
+      expect(plans).toEqual([['identifier_registry_pk']]);
+    } finally {
+      await database.close();
+    }
   });
 });
 

@@ -285,11 +285,6 @@ export class FxStore {
         .execute();
     });
   }
-
-  async needingAttention(): Promise<ConversionRecord[]> {
-    const rows = await this.#db().selectFrom('fx_conversions').selectAll().where('needs_attention', '=', 1).orderBy('created_at').execute();
-    return rows.map(conversionOf);
-  }
 }
 
 function columns(changes: ConversionChanges): Partial<Schema['fx_conversions']> {

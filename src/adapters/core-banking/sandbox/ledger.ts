@@ -232,7 +232,7 @@ export class SandboxLedger {
    * succeeded refund a customer credit. Reserved and released holds moved no customer's money.
    */
   async movements(from: string, to: string): Promise<SandboxMovement[]> {
-    const db = this.#database.reader<SandboxSchema>();
+    const db = this.#database.listReader<SandboxSchema>();
     const holds = await db
       .selectFrom('sandbox_holds')
       .select(['reference', 'currency', 'amount', 'updated_at'])
