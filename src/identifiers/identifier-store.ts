@@ -313,10 +313,10 @@ export class IdentifierStore {
           .limit(count);
       const candidates: Array<{ state: (typeof states)[number]; row: DueOrder }> = [];
       for (const state of states) for (const row of await oldest(state, limit).execute()) candidates.push({ state, row });
-      candidates.sort((a, b) => compareDue(a.row, b.row));
+      const taken = candidates.sort((a, b) => compareDue(a.row, b.row)).slice(0, limit);
       const claimed: Row[] = [];
       for (const state of states) {
-        const count = candidates.slice(0, limit).filter((candidate) => candidate.state === state).length;
+        const count = taken.filter((candidate) => candidate.state === state).length;
         if (count === 0) continue;
         // On PostgreSQL another replica's change can land between the sub-select and a row's
         // update: the state and lease are checked again on the row. SQLite runs the statement
