@@ -27,6 +27,8 @@ export interface Deployment {
   readonly outgoingUrls: readonly string[];
   /** Where the database is, for the printout. */
   readonly describe: string;
+  /** The replicas' DATABASE_URL (the SQLite file's path, or the PostgreSQL database's URL). */
+  readonly databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     connectors,
     incomingUrls: connectors.map((connector) => connector.incomingUrl),
     outgoingUrls: ports.map((port) => `http://127.0.0.1:${port.outgoing}`),
+    databaseUrl,
     describe:
       options.store === 'sqlite'
         ? 'SQLite (WAL, log synced before each answer)'

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { deploymentShape, startDeployment, type Deployment } from './replicas-deployment.js';
 import { startFakeSwitchServer } from './fake-switch-server.js';
+import { prefill } from './prefill.js';
 import { BENCH_CALLBACK_SECRET, BENCH_CHANNEL_API_KEY, sendMoneyRoundTrip } from './send-money-scenario.js';
 
 /**
@@ -13,7 +14,8 @@ import { BENCH_CALLBACK_SECRET, BENCH_CHANNEL_API_KEY, sendMoneyRoundTrip } from
  * Options: --duration <s>, --connections <n>, --only <scenario name>,
  * --store sqlite|postgres (PostgreSQL: a fresh database on BENCH_DATABASE_URL, default the local
  * server), --replicas 1|2 (two connector processes on one PostgreSQL database, the connections
- * split between them: one autocannon per replica, run in parallel, results added up).
+ * split between them: one autocannon per replica, run in parallel, results added up),
+ * --prefill <n> (the store given n completed incoming transfers before the scenarios: prefill.ts).
  */
 interface Scenario {
   readonly name: string;
@@ -330,7 +332,13 @@ async function main(): Promise<void> {
     await deployment.stop();
   };
   const results: Result[] = [];
+  const prefillCount = Number(option('prefill', '0'));
   try {
+    let prefilled = '';
+    if (prefillCount !== 0) {
+      const done = await prefill(deployment.store, deployment.databaseUrl, prefillCount);
+      prefilled = `, the store prefilled with ${done.transfers} completed transfers (${done.seconds.toFixed(0)} s)`;
+    }
     for (const scenario of scenarios) {
       if (only !== '' && !scenario.name.includes(only)) continue;
       results.push(await drive(deployment, scenario, durationS, connections));
@@ -352,7 +360,7 @@ async function main(): Promise<void> {
         await fx.stop();
       }
     }
-    console.log(`\nCore connector benchmark: ${connections} connections, ${durationS} s per scenario, ${deployment.describe}, ${replicas} replica${replicas === 1 ? '' : 's'}`);
+    console.log(`\nCore connector benchmark: ${connections} connections, ${durationS} s per scenario, ${deployment.describe}, ${replicas} replica${replicas === 1 ? '' : 's'}${prefilled}`);
     console.table(results);
     console.log(`peak RSS per connector: ${dfspRss}${fxRss === '' ? '' : `; FX provider mode: ${fxRss}`}`);
   } finally {
