@@ -120,16 +120,16 @@ describe.each(STORE_TARGETS)('recovery leases on %s', (_name, open) => {
     expect(await claim(10)).toStrictEqual([]);
   });
 
-  it('gives each due identifier to one of two recovery claims made at once', async () => {
+  it('gives each due identifier to one of three recovery claims made at once', async () => {
     const now = new Date('2026-11-25T10:00:00.000Z');
     const store = new IdentifierStore(database(), () => now);
-    const ids = ['260971000041', '260971000042', '260971000043', '260971000044', '260971000045'];
+    const ids = Array.from({ length: 60 }, (_, index) => `2609710001${String(index).padStart(2, '0')}`);
     for (const [index, idValue] of ids.entries()) {
-      expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', index % 2 === 0 ? 'REQUESTED' : 'OPTING_OUT', { accountId: 'acc-1' })).toBe(true);
+      expect(await store.insert({ idType: 'MSISDN', idValue }, 'ZMW', index % 3 === 0 ? 'OPTING_OUT' : 'REQUESTED', { accountId: 'acc-1' })).toBe(true);
     }
-    const [first, second] = await Promise.all([store.claimDue(3, 60_000), store.claimDue(3, 60_000)]);
-    const third = await store.claimDue(10, 60_000);
-    const all = [...(first ?? []), ...(second ?? []), ...third].map((claimed) => claimed.idValue);
+    const claims = await Promise.all([store.claimDue(25, 60_000), store.claimDue(25, 60_000), store.claimDue(25, 60_000)]);
+    const last = await store.claimDue(100, 60_000);
+    const all = [...claims.flat(), ...last].map((claimed) => claimed.idValue);
     expect(all.sort()).toStrictEqual(ids);
   });
 });

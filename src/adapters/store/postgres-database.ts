@@ -536,11 +536,6 @@ function dropAfterReadTimeout(client: pg.ClientBase, error: unknown): void {
 }
 
 /**
- * The URL and the session's start-up options. A URL's own `options` parameter (`-c` settings of
- * an operator's choosing) would replace the connector's, since `pg` lets the URL win: they are
- * taken from it and sent first, so that the connector's setting, sent last, holds.
- */
-/**
  * The pool as Kysely sees it, each statement of its clients sent as a query without a name: not
  * prepared for later runs (see preparingQuery), so PostgreSQL plans it with its values. Closing
  * it leaves the pool open (the database closes the pool).
@@ -558,6 +553,11 @@ function unnamedStatements(pool: pg.Pool): { connect(): Promise<unknown>; end():
   };
 }
 
+/**
+ * The URL and the session's start-up options. A URL's own `options` parameter (`-c` settings of
+ * an operator's choosing) would replace the connector's, since `pg` lets the URL win: they are
+ * taken from it and sent first, so that the connector's setting, sent last, holds.
+ */
 export function sessionStart(url: string): { readonly connectionString: string; readonly options: string } {
   const parsed = new URL(url);
   const own = parsed.searchParams.get('options');
