@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ConnectorError } from '../domain/errors.js';
 import { sameMoney, type Money } from '../domain/money.js';
 import { refundReference } from '../domain/outgoing-references.js';
@@ -46,12 +47,15 @@ interface Expectation {
   readonly pending: boolean;
 }
 
+/** How many items the report's loops handle before the event loop takes a turn (see run). */
+const TURN_SIZE = 2_000;
 /** Movements near the period's edges may be booked on the other side of midnight: looked for this far out. */
 const EDGE_MS = 24 * 60 * 60 * 1000;
 /**
  * The most records (incoming transfers and outgoing payments together) one report reads: the
- * report is built in memory, about 5 MiB per 1,000 records with the institution's movements of
- * three days, so a period with more is refused, before anything else is read, rather than
+ * report is built in memory, about 2 MiB per 1,000 records with the institution's movements (a
+ * peak RSS of about 300 MiB for a day of 100,000 on the sandbox), so a period with more is
+ * refused, at the page that passes the limit and before the institution is asked, rather than
  * risking the process (RECONCILIATION_MAX_RECORDS).
  */
 export const RECONCILIATION_MAX_RECORDS = 100_000;
@@ -78,27 +82,37 @@ export class Reconciliation {
       throw new ConnectorError('NotSupported', `the ${this.coreBanking.name} adapter cannot list the institution's transactions`);
     }
     const wide: Period = { from: shift(period.from, -EDGE_MS), to: shift(period.to, EDGE_MS) };
-    const transfers = await this.inboundStore.searchTransfers({ updatedFrom: period.from, updatedTo: period.to, limit: this.maxRecords + 1 });
-    const payments =
-      transfers.length > this.maxRecords ? [] : await this.outgoingStore.search({ updatedFrom: period.from, updatedTo: period.to, limit: this.maxRecords + 1 - transfers.length });
-    if (transfers.length + payments.length > this.maxRecords) {
-      throw new ConnectorError(
-        'ValidationFailed',
-        `more than ${this.maxRecords} records in the period (RECONCILIATION_MAX_RECORDS); reconcile it in parts (from, to)`,
-      );
-    }
+    // The records arrive a page at a time, each kept only as what it expects the institution to
+    // have booked; past the limit the reading stops, before the institution is asked anything.
+    const expectations: Expectation[] = [];
+    let records = 0;
+    const expect =
+      <R>(expected: (record: R) => Expectation[]) =>
+      (page: readonly R[]): void => {
+        records += page.length;
+        if (records > this.maxRecords) {
+          throw new ConnectorError('ValidationFailed', `more than ${this.maxRecords} records in the period (RECONCILIATION_MAX_RECORDS); reconcile it in parts (from, to)`);
+        }
+        for (const record of page) expectations.push(...expected(record));
+      };
+    await this.inboundStore.visitChangedTransfers(period, expect(expectedOfTransfer));
+    await this.outgoingStore.visitChangedPayments(period, expect(expectedOfPayment));
     const movements = await this.coreBanking.listMovements(wide);
 
-    const expectations = [...transfers.flatMap(expectedOfTransfer), ...payments.flatMap(expectedOfPayment)];
+    // Each loop below lets the event loop take a turn every TURN_SIZE items: a day of 50,000
+    // records had held it for 0.8–1.1 s here, payments waiting behind.
     const booked = new Map<string, InstitutionMovement[]>();
-    for (const movement of movements) {
+    for (const [index, movement] of movements.entries()) {
       const key = keyOf(movement.reference, movement.direction);
-      booked.set(key, [...(booked.get(key) ?? []), movement]);
+      const found = booked.get(key);
+      if (found === undefined) booked.set(key, [movement]);
+      else found.push(movement);
+      if (index % TURN_SIZE === TURN_SIZE - 1) await nextTurn();
     }
 
     const lines: ReconciliationLine[] = [];
     const explained = new Set<InstitutionMovement>();
-    for (const expectation of expectations) {
+    for (const [index, expectation] of expectations.entries()) {
       const found = booked.get(keyOf(expectation.reference, expectation.direction)) ?? [];
       const [first, ...extra] = found;
       if (first !== undefined) explained.add(first);
@@ -107,9 +121,11 @@ export class Reconciliation {
         explained.add(duplicate);
         lines.push(unknownLine(duplicate, expectation, 'booked more than once under this reference'));
       }
+      if (index % TURN_SIZE === TURN_SIZE - 1) await nextTurn();
     }
     const inPeriod = (movement: InstitutionMovement): boolean => movement.bookedAt >= period.from && movement.bookedAt < period.to;
-    for (const movement of movements) {
+    for (const [index, movement] of movements.entries()) {
+      if (index % TURN_SIZE === TURN_SIZE - 1) await nextTurn();
       if (explained.has(movement) || !inPeriod(movement)) continue;
       const owner = await this.#owner(movement);
       if (owner === 'elsewhere') continue;
@@ -118,8 +134,7 @@ export class Reconciliation {
 
     const counts = Object.fromEntries(RECONCILIATION_CATEGORIES.map((category) => [category, 0])) as Record<ReconciliationCategory, number>;
     for (const line of lines) counts[line.category] += 1;
-    lines.sort((a, b) => RECONCILIATION_CATEGORIES.indexOf(a.category) - RECONCILIATION_CATEGORIES.indexOf(b.category) || a.reference.localeCompare(b.reference));
-    return { period, adapter: this.coreBanking.name, generatedAt: this.clock.now().toISOString(), counts, lines };
+    return { period, adapter: this.coreBanking.name, generatedAt: this.clock.now().toISOString(), counts, lines: inReportOrder(lines) };
   }
 
   /**
@@ -141,6 +156,17 @@ export class Reconciliation {
     if (expects !== undefined && !expects.pending) return 'elsewhere';
     return { record, expects };
   }
+}
+
+/**
+ * The lines by category (RECONCILIATION_CATEGORIES' order), then by reference. Sorted through
+ * small records of the two keys: the lines themselves, objects of thirteen fields, took 0.2 s to
+ * sort for 50,000 (about 50 ms this way), the event loop held throughout.
+ */
+function inReportOrder(lines: readonly ReconciliationLine[]): ReconciliationLine[] {
+  const keyed = lines.map((line) => ({ rank: RECONCILIATION_CATEGORIES.indexOf(line.category), reference: line.reference, line }));
+  keyed.sort((a, b) => a.rank - b.rank || a.reference.localeCompare(b.reference));
+  return keyed.map((entry) => entry.line);
 }
 
 function expectedOfTransfer(transfer: TransferRecord): Expectation[] {
@@ -237,23 +263,52 @@ function shift(instant: string, ms: number): string {
 }
 
 /** The report as CSV (RFC 4180): a header line, then one line per report line. */
-export function reconciliationCsv(report: ReconciliationReport): string {
+/** How many lines of a report go into one chunk of its text (reportJson, reportCsv). */
+const LINES_PER_CHUNK = 1_000;
+
+/**
+ * The report as JSON, in chunks of LINES_PER_CHUNK lines, whose text joined is exactly
+ * `JSON.stringify(report)`: written a chunk at a time, the answer never holds the event loop for
+ * the whole report (0.3 s for 50,000 lines in one piece).
+ */
+export function* reportJson(report: ReconciliationReport): Generator<string> {
+  const { lines, ...head } = report;
+  // The report with no lines, `...,"lines":[]}`, cut before its last two characters.
+  yield JSON.stringify({ ...head, lines: [] }).slice(0, -2);
+  for (let start = 0; start < lines.length; start += LINES_PER_CHUNK) {
+    const chunk = lines.slice(start, start + LINES_PER_CHUNK).map((line) => JSON.stringify(line)).join(',');
+    yield start === 0 ? chunk : `,${chunk}`;
+  }
+  yield ']}';
+}
+
+/** The report as CSV (a header, then a row per line, CRLF after each), in chunks of LINES_PER_CHUNK rows. */
+export function* reportCsv(report: ReconciliationReport): Generator<string> {
   const header = ['category', 'reference', 'direction', 'subject', 'subject_id', 'connector_state', 'currency', 'expected_amount', 'institution_amount', 'institution_id', 'booked_at', 'note'];
-  const rows = report.lines.map((line) => [
-    line.category,
-    line.reference,
-    line.direction,
-    line.subject ?? '',
-    line.subjectId ?? '',
-    line.connectorState ?? '',
-    line.currency,
-    line.expectedAmount ?? '',
-    line.institutionAmount ?? '',
-    line.institutionId ?? '',
-    line.bookedAt ?? '',
-    line.note,
-  ]);
-  return [header, ...rows].map((row) => row.map(csvField).join(',')).join('\r\n') + '\r\n';
+  yield `${header.join(',')}\r\n`;
+  for (let start = 0; start < report.lines.length; start += LINES_PER_CHUNK) {
+    yield report.lines
+      .slice(start, start + LINES_PER_CHUNK)
+      .map((line) =>
+        [
+          line.category,
+          line.reference,
+          line.direction,
+          line.subject ?? '',
+          line.subjectId ?? '',
+          line.connectorState ?? '',
+          line.currency,
+          line.expectedAmount ?? '',
+          line.institutionAmount ?? '',
+          line.institutionId ?? '',
+          line.bookedAt ?? '',
+          line.note,
+        ]
+          .map(csvField)
+          .join(',') + '\r\n',
+      )
+      .join('');
+  }
 }
 
 function csvField(value: string): string {

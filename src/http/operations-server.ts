@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseAuditSubject, type AuditTrail } from '../adapters/store/audit-trail.js';
 import type { OperatorActions, OperatorSubject } from '../aggregate/operator-actions.js';
-import { dayPeriod, reconciliationCsv, type Reconciliation } from '../aggregate/reconciliation.js';
+import { dayPeriod, reportCsv, reportJson, type Reconciliation } from '../aggregate/reconciliation.js';
 import { paymentStatus } from '../aggregate/outgoing-views.js';
 import { refundReference } from '../domain/outgoing-references.js';
 import { ConnectorError } from '../domain/errors.js';
@@ -171,9 +173,9 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="reconciliation-${period.from.slice(0, 10)}.csv"`)
-        .send(reconciliationCsv(report));
+        .send(inTurns(reportCsv(report)));
     }
-    return report;
+    return reply.type('application/json; charset=utf-8').send(inTurns(reportJson(report)));
   });
   return server;
 }
@@ -347,4 +349,20 @@ async function summaryOf(metrics: ConnectorMetrics): Promise<Record<string, unkn
     institutionCalls: latencies('connector_institution_call_duration_seconds', ['operation']),
     switchCalls: latencies('connector_switch_call_duration_seconds', ['operation']),
   };
+}
+
+/**
+ * A body written from `chunks`, the event loop taking a turn after each: a large report goes out
+ * while payments go on, rather than in one piece that holds everything else up.
+ */
+function inTurns(chunks: Iterable<string>): Readable {
+  return Readable.from(
+    (async function* () {
+      for (const chunk of chunks) {
+        yield chunk;
+        await nextTurn();
+      }
+    })(),
+    { objectMode: false },
+  );
 }

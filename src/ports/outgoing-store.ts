@@ -1,7 +1,7 @@
 import type { OutgoingState } from '../domain/outgoing-payment.js';
 import type { PartyIdType } from '../domain/identifiers.js';
 import type { OutgoingFlow } from './core-banking.js';
-import type { InsertResult, OperatorGuard, RecordSearch } from './store.js';
+import type { ChangedPeriod, InsertResult, OperatorGuard, RecordSearch } from './store.js';
 
 export type PaymentKind = 'SEND_MONEY' | 'MERCHANT_PAYMENT';
 
@@ -116,6 +116,8 @@ export interface OutgoingStore {
   scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean>;
   /** Payments matching `search`, newest first. */
   search(search: RecordSearch): Promise<OutgoingPaymentRecord[]>;
+  /** Every payment last changed in `period`, as at one instant, a page at a time (see InboundStore.visitChangedTransfers). */
+  visitChangedPayments(period: ChangedPeriod, visit: (page: readonly OutgoingPaymentRecord[]) => void): Promise<void>;
   /**
    * Records a failed attempt (and anything learnt) without changing the state, if the payment is
    * still in `state`: bookkeeping from an actor that lost a race never lands on a later state.

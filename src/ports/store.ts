@@ -94,6 +94,12 @@ export interface TransferChanges {
   readonly errorCode?: string;
 }
 
+/** A period of last changes: from `from` (included) to `to` (excluded), ISO 8601 instants. */
+export interface ChangedPeriod {
+  readonly from: string;
+  readonly to: string;
+}
+
 /** What operators search records by (the operations console). Every field narrows; none is required. */
 export interface RecordSearch {
   /** The record's own id (the transferId; for outgoing payments the homeTransactionId or the transferId). */
@@ -103,9 +109,6 @@ export interface RecordSearch {
   readonly createdFrom?: string;
   /** Created before this instant (ISO 8601). */
   readonly createdTo?: string;
-  /** Last changed at or after this instant, and before `updatedTo` (reconciliation). */
-  readonly updatedFrom?: string;
-  readonly updatedTo?: string;
   readonly needsAttention?: boolean;
   readonly limit: number;
 }
@@ -150,6 +153,12 @@ export interface InboundStore {
   scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean>;
   /** Transfers matching `search`, newest first. */
   searchTransfers(search: RecordSearch): Promise<TransferRecord[]>;
+  /**
+   * Every transfer last changed in `period` (a reconciliation's records), as they all were at one
+   * instant, given to `visit` a page at a time (CHANGED_PAGE_SIZE), the event loop free between
+   * pages. An error thrown by `visit` stops the reading and is thrown here.
+   */
+  visitChangedTransfers(period: ChangedPeriod, visit: (page: readonly TransferRecord[]) => void): Promise<void>;
   /**
    * Records a failed attempt without changing the state, if the transfer is still in `state`:
    * bookkeeping from an actor that lost a race never lands on a later state. Answers whether it did.

@@ -10,12 +10,16 @@ import { refundReference } from '../../src/domain/outgoing-references.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { notification } from '../support/backend-bodies.js';
 import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
+let database: TestDatabase | undefined;
 afterEach(async () => {
   await h.close();
+  await database?.drop();
+  database = undefined;
 });
 
 let build: ConnectorBuild | undefined;
@@ -50,8 +54,11 @@ interface Report {
 }
 
 describe('daily reconciliation against the sandbox institution', () => {
-  it('reports every seeded discrepancy by category, as JSON and CSV, and the command line writes the report', async () => {
-    h = await startHarness({ env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' }, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
+  it.each(['SQLite', 'PostgreSQL'])('reports every seeded discrepancy by category, as JSON and CSV, and the command line writes the report (%s)', async (store) => {
+    database = store === 'PostgreSQL' ? await createTestDatabase() : undefined;
+    const env = { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1', ...(database === undefined ? {} : { DATABASE_URL: database.url }) };
+    h = await startHarness({ env, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
+    expect(h.app.database.dialect).toBe(store === 'PostgreSQL' ? 'postgres' : 'sqlite');
     const ledger = h.app.sandbox;
     if (ledger === undefined) throw new Error('sandbox expected');
     // Pending: the first commit fails, so this transfer is still COMMITTING.

@@ -5,8 +5,8 @@ import type { AnySchema, SqlDatabase } from '../../src/adapters/store/sql-databa
 
 /**
  * SQLite's plan (EXPLAIN QUERY PLAN, one list of details per statement) for each statement that
- * `run` sends through the database it is given: a stand-in whose reader is a connection of the
- * test's own to the file at `path`, so that the code under test builds its queries as it always
+ * `run` sends through the database it is given: a stand-in whose reader (and snapshot) is a
+ * connection of the test's own to the file at `path`, so that the code under test builds its queries as it always
  * does and the test sees them as sent.
  */
 export async function sqlitePlans(path: string, run: (database: SqlDatabase) => Promise<void>): Promise<string[][]> {
@@ -19,7 +19,7 @@ export async function sqlitePlans(path: string, run: (database: SqlDatabase) => 
     },
   });
   try {
-    await run({ dialect: 'sqlite', reader: () => db, listReader: () => db } as unknown as SqlDatabase);
+    await run({ dialect: 'sqlite', reader: () => db, listReader: () => db, snapshot: (work: (db: Kysely<AnySchema>) => Promise<unknown>) => work(db) } as unknown as SqlDatabase);
     return sent.map((query) =>
       connection
         .prepare(`explain query plan ${query.sql}`)
@@ -48,7 +48,7 @@ export async function postgresAccessPaths(url: string, run: (database: SqlDataba
     },
   });
   try {
-    await run({ dialect: 'postgres', reader: () => db, listReader: () => db } as unknown as SqlDatabase);
+    await run({ dialect: 'postgres', reader: () => db, listReader: () => db, snapshot: (work: (db: Kysely<AnySchema>) => Promise<unknown>) => work(db) } as unknown as SqlDatabase);
     const plans: string[][] = [];
     for (const query of sent) {
       const explained = await pool.query<{ 'QUERY PLAN': string }>(`explain (costs off) ${query.sql}`, [...query.parameters]);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../ports/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
@@ -284,6 +284,49 @@ describe('PostgresDatabase', () => {
       } finally {
         await database.close();
       }
+    });
+  });
+
+  describe('snapshot', () => {
+    it('reads the database as it was at its first read, across commits of other sessions, read only, its connection given back', async () => {
+      const fresh = await createTestDatabase();
+      const database = new PostgresDatabase({ url: fresh.url, poolMax: 2 });
+      interface ItemsSchema {
+        items: { id: number; label: string };
+      }
+      try {
+        await database.migrate([{ id: 'test-001-items', up: async (db) => void (await sql`create table items (id integer primary key, label text not null)`.execute(db)) }]);
+        const write = (id: number, label: string) =>
+          database.autocommit<ItemsSchema, unknown>((db) => db.insertInto('items').values({ id, label }).onConflict((c) => c.column('id').doUpdateSet({ label })).execute());
+        await write(1, 'first');
+        const labels = async (db: Kysely<ItemsSchema>) => (await db.selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label);
+        const seen = await database.snapshot<ItemsSchema, string[][]>(async (db) => {
+          const atStart = await labels(db);
+          await write(2, 'second');
+          await write(1, 'changed');
+          const outside = await labels(database.reader<ItemsSchema>());
+          const isolation = await sql<{ level: string; readOnly: string }>`select current_setting('transaction_isolation') as level, current_setting('transaction_read_only') as "readOnly"`.execute(db);
+          return [atStart, await labels(db), outside, [isolation.rows[0]?.level ?? '', isolation.rows[0]?.readOnly ?? '']];
+        });
+        expect(seen).toStrictEqual([['first'], ['first'], ['changed', 'second'], ['repeatable read', 'on']]);
+        await expect(database.snapshot<ItemsSchema, unknown>((db) => db.insertInto('items').values({ id: 3, label: 'third' }).execute())).rejects.toThrow(
+          'cannot execute INSERT in a read-only transaction',
+        );
+        // Both pooled connections free again: two transactions at once still run.
+        expect(await Promise.all([1, 2].map(() => database.transaction<ItemsSchema, string[]>((trx) => labels(trx))))).toStrictEqual([
+          ['changed', 'second'],
+          ['changed', 'second'],
+        ]);
+      } finally {
+        await database.close();
+        await fresh.drop();
+      }
+    });
+
+    it('refuses to start once the database is closed', async () => {
+      const database = new PostgresDatabase({ url: sharedUrl(), poolMax: 1 });
+      await database.close();
+      await expect(database.snapshot(async () => 'never')).rejects.toThrow('database is closed');
     });
   });
 

@@ -275,6 +275,19 @@ export class PostgresDatabase implements SqlDatabase {
     return this.#listDb as unknown as Kysely<S>;
   }
 
+  snapshot<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
+    try {
+      this.#assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#listDb
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((trx) => work(trx as unknown as Kysely<S>));
+  }
+
   quickReader<S>(): Kysely<S> {
     return (this.#grouping?.reads.db ?? this.#db) as unknown as Kysely<S>;
   }

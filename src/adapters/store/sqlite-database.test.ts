@@ -619,5 +619,72 @@ describe('SqliteDatabase group commit', () => {
     const database = new SqliteDatabase(path);
     await database.close();
     await expect(database.transaction(async () => 'never')).rejects.toThrow('database is closed');
+    await expect(database.snapshot(async () => 'never')).rejects.toThrow('database is closed');
+  });
+
+  it('reads a snapshot as the file was at its first read, across commits and turns of the event loop, on a connection of its own', async () => {
+    const database = new SqliteDatabase(path);
+    await database.migrate([itemsMigration]);
+    const write = (id: number, label: string) =>
+      database.transaction<ItemsSchema, void>(async (trx) => {
+        await trx.insertInto('items').values({ id, label }).onConflict((c) => c.column('id').doUpdateSet({ label })).execute();
+      });
+    await write(1, 'first');
+    const statementsBefore = database.work().statements;
+    const seen = await database.snapshot<ItemsSchema, unknown[]>(async (db) => {
+      const labels = async () => (await db.selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label);
+      const atStart = await labels();
+      // Committed (and synced) while the snapshot is open: the writer is not held by it, the
+      // reader sees the change, the snapshot does not.
+      await write(2, 'second');
+      await write(1, 'changed');
+      await turns();
+      const reader = (await database.reader<ItemsSchema>().selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label);
+      return [atStart, await labels(), reader];
+    });
+    expect(seen).toStrictEqual([['first'], ['first'], ['changed', 'second']]);
+    // Its statements are counted with the rest: its BEGIN, two reads and COMMIT, the reader's
+    // read, and each write's BEGIN IMMEDIATE, savepoint, insert, release and COMMIT.
+    expect(database.work().statements - statementsBefore).toBe(4 + 1 + 2 * 5);
+    // Its connection is closed after it: the next one sees the file as it is now.
+    expect(await database.snapshot<ItemsSchema, string[]>(async (db) => (await db.selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label))).toStrictEqual(['changed', 'second']);
+    await database.close();
+  });
+
+  it('returns no row from a snapshot before every commit it could show is on disk, and ends its read transaction on an error', async () => {
+    const log = heldLog();
+    const database = new SqliteDatabase(path, { logSync: log.logSync });
+    await database.migrate([itemsMigration]);
+    log.held = true;
+    const written = database.transaction<ItemsSchema, void>(async (trx) => {
+      await trx.insertInto('items').values({ id: 3, label: 'three' }).execute();
+    });
+    await turns();
+    let answered = false;
+    const read = database
+      .snapshot<ItemsSchema, unknown[]>((db) => db.selectFrom('items').selectAll().execute())
+      .then((rows) => {
+        answered = true;
+        return rows;
+      });
+    await turns();
+    expect(answered).toBe(false);
+    log.release();
+    expect(await read).toStrictEqual([{ id: 3, label: 'three' }]);
+    await written;
+    await expect(
+      database.snapshot<ItemsSchema, never>(async (db) => {
+        await db.selectFrom('items').selectAll().execute();
+        throw new Error('stopped by its reader');
+      }),
+    ).rejects.toThrow('stopped by its reader');
+    // No read transaction left open on the file: a checkpoint can take the whole log.
+    const checkpoint = new BetterSqlite3(path);
+    try {
+      expect(checkpoint.pragma('wal_checkpoint(TRUNCATE)')).toStrictEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+    } finally {
+      checkpoint.close();
+    }
+    await database.close();
   });
 });

@@ -97,6 +97,8 @@ export class SqliteDatabase implements SqlDatabase {
   #flushing = false;
   #closed = false;
   readonly #counts = { statements: 0, transactions: 0, commits: 0 };
+  /** The connections of the snapshots being read (snapshot), closed by `close` if still open. */
+  readonly #snapshots = new Set<BetterSqlite3.Database>();
 
   constructor(
     readonly path: string,
@@ -174,6 +176,27 @@ export class SqliteDatabase implements SqlDatabase {
 
   listReader<S>(): Kysely<S> {
     return this.reader<S>();
+  }
+
+  async snapshot<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new Error('database is closed');
+    const gate = this.#gate;
+    if (gate === undefined) return work(this.#readerDb as unknown as Kysely<S>);
+    const connection = new BetterSqlite3(this.path, { readonly: true });
+    this.#snapshots.add(connection);
+    try {
+      connection.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+      connection.pragma('busy_timeout = 5000');
+      const db = new Kysely<AnySchema>({
+        dialect: new SqliteDialect({ database: cachingStatements(connection, () => (this.#counts.statements += 1)) }),
+        plugins: [durableReads(gate)],
+      });
+      // A deferred BEGIN: the snapshot is taken by the first read, and held until the end.
+      return await db.transaction().execute((trx) => work(trx as unknown as Kysely<S>));
+    } finally {
+      this.#snapshots.delete(connection);
+      if (connection.open) connection.close();
+    }
   }
 
   transaction<S, T>(work: (trx: Kysely<S>) => Promise<T>): Promise<T> {
@@ -362,7 +385,7 @@ export class SqliteDatabase implements SqlDatabase {
     await this.#log?.close();
     if (this.#readerDb !== this.#writer) await this.#readerDb.destroy();
     await this.#writer.destroy();
-    for (const connection of this.#connections) if (connection.open) connection.close();
+    for (const connection of [...this.#connections, ...this.#snapshots]) if (connection.open) connection.close();
   }
 }
 

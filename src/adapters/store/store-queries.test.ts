@@ -7,9 +7,11 @@ import { INBOUND_TRANSFER_STATES } from '../../domain/inbound-transfer.js';
 import { OUTGOING_STATES } from '../../domain/outgoing-payment.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/postgres.js';
+import { countTurns } from '../../../test/support/event-loop-turns.js';
 import { postgresAccessPaths, sqlitePlans } from '../../../test/support/query-plans.js';
 import { AuditTrail, auditMigrations } from './audit-trail.js';
 import { connectorMigrations } from './connector-migrations.js';
+import { CHANGED_PAGE_SIZE, visitChanged } from './changed-pages.js';
 import { claimDueKeys } from './lease-claim.js';
 import { SqlInboundStore } from './inbound-store.js';
 import { outgoingMigrations } from './outgoing-migrations.js';
@@ -167,8 +169,6 @@ describe('a console search by id, with other filters', () => {
         expect(await found({ id, createdFrom: '2026-11-20T10:00:00.000Z', createdTo: '2026-11-20T10:00:00.001Z' })).toEqual(['home-1']);
         expect(await found({ id, createdTo: '2026-11-20T10:00:00.000Z' })).toEqual([]);
         expect(await found({ id, createdFrom: '2026-11-20T10:00:00.001Z' })).toEqual([]);
-        expect(await found({ id, updatedFrom: '2026-11-20T10:05:00.000Z', updatedTo: '2026-11-20T10:05:00.001Z' })).toEqual(['home-1']);
-        expect(await found({ id, updatedTo: '2026-11-20T10:05:00.000Z' })).toEqual([]);
       }
       expect(await found({ id: 'home-2' })).toEqual([]);
     } finally {
@@ -197,8 +197,8 @@ describe('the recovery workers\' claims, with the console\'s indexes beside them
   });
 });
 
-describe('a reconciliation\'s records: those last changed in its period', () => {
-  const period = { updatedFrom: '2026-11-20T00:00:00.000Z', updatedTo: '2026-11-21T00:00:00.000Z' };
+describe('a reconciliation\'s records: those last changed in its period, read in pages', () => {
+  const period = { from: '2026-11-20T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z' };
   const migrations = [...connectorMigrations, ...outgoingMigrations];
 
   /** An incoming transfer and an outgoing payment as rows, with only what the tables require besides. */
@@ -213,9 +213,9 @@ describe('a reconciliation\'s records: those last changed in its period', () => 
   });
 
   /**
-   * One record in each state last changed in the period (the later the state in its list, the
-   * later made), and in each state one changed just before it and one at its end: the ids the
-   * period should give, newest first.
+   * One record in each state last changed in the period, and in each state one changed just
+   * before it and one at its end: the ids the period should give, in the order they are read
+   * (state by state).
    */
   async function recordsInEveryState(db: Kysely<AnySchema>): Promise<{ transfers: string[]; payments: string[] }> {
     const at = (minute: number) => new Date(Date.parse('2026-11-19T12:00:00.000Z') + minute * 60_000).toISOString();
@@ -223,49 +223,100 @@ describe('a reconciliation\'s records: those last changed in its period', () => 
       for (const [index, state] of states.entries()) {
         await db.insertInto(table).values(row(`${state}-in`, state, at(index), at(24 * 60 + index))).execute();
         await db.insertInto(table).values(row(`${state}-before`, state, at(index), '2026-11-19T23:59:59.999Z')).execute();
-        await db.insertInto(table).values(row(`${state}-end`, state, at(index), period.updatedTo)).execute();
+        await db.insertInto(table).values(row(`${state}-end`, state, at(index), period.to)).execute();
       }
-      return states.map((state) => `${state}-in`).reverse();
+      return states.map((state) => `${state}-in`);
     };
     return { transfers: await insert('inbound_transfers', INBOUND_TRANSFER_STATES, transferRow), payments: await insert('outgoing_payments', OUTGOING_STATES, paymentRow) };
   }
 
-  it('are found through the recovery indexes, one range of (state, updated_at) per state, on SQLite, not by reading every record', async () => {
-    const path = await migratedSqlite(migrations);
-    const plans = await sqlitePlans(path, async (reader) => {
-      expect(await new SqlInboundStore(reader).searchTransfers({ ...period, limit: 100_001 })).toEqual([]);
-      expect(await new SqlOutgoingStore(reader).search({ ...period, limit: 100_001 })).toEqual([]);
+  /** Every id the stores give for the period, in order, and the size of each page. */
+  async function visited(database: SqlDatabase): Promise<{ transfers: string[]; payments: string[]; pages: number[] }> {
+    const found = { transfers: [] as string[], payments: [] as string[], pages: [] as number[] };
+    await new SqlInboundStore(database).visitChangedTransfers(period, (page) => {
+      found.pages.push(page.length);
+      found.transfers.push(...page.map((record) => record.transferId));
     });
-    expect(plans).toEqual(
-      ['inbound_transfers', 'outgoing_payments'].map((table) => [
-        `SEARCH ${table} USING INDEX ${table}_stale (state=? AND updated_at>? AND updated_at<?)`,
-        'USE TEMP B-TREE FOR ORDER BY',
-      ]),
-    );
+    await new SqlOutgoingStore(database).visitChangedPayments(period, (page) => {
+      found.pages.push(page.length);
+      found.payments.push(...page.map((record) => record.homeTransactionId));
+    });
+    return found;
+  }
+
+  /**
+   * Seven COMMITTED transfers in the period, four of them changed at one instant, and one at the
+   * period's end; read two at a time, each page starts after the last (updated_at, key) read.
+   */
+  async function pagedThroughTies(database: SqlDatabase, db: Kysely<AnySchema>): Promise<{ ids: string[]; pages: number[] }> {
+    const tie = '2026-11-20T08:00:00.000Z';
+    const rows = [
+      transferRow('t-4', 'COMMITTED', tie, tie),
+      transferRow('t-2', 'COMMITTED', tie, tie),
+      transferRow('t-3', 'COMMITTED', tie, tie),
+      transferRow('t-1', 'COMMITTED', tie, tie),
+      transferRow('t-0', 'COMMITTED', tie, '2026-11-20T07:59:59.999Z'),
+      transferRow('t-5', 'COMMITTED', tie, '2026-11-20T08:00:00.001Z'),
+      transferRow('t-6', 'COMMITTED', tie, '2026-11-20T23:59:59.999Z'),
+      transferRow('t-7', 'COMMITTED', tie, period.to),
+      transferRow('t-8', 'COMMITTING', tie, tie),
+    ];
+    for (const row of rows) await db.insertInto('inbound_transfers').values(row).execute();
+    const found = { ids: [] as string[], pages: [] as number[] };
+    await visitChanged(database, { table: 'inbound_transfers', key: 'transfer_id', states: ['COMMITTED', 'COMMITTING'] }, period, (page) => {
+      found.pages.push(page.length);
+      found.ids.push(...page.map((row) => String(row['transfer_id'])));
+    }, 2);
+    return found;
+  }
+
+  it('are read a page at a time through the recovery index (state, updated_at), each page after the last, on SQLite, not by reading every record', async () => {
+    const path = await migratedSqlite(migrations);
+    const writer = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await pagedThroughTies(reader, writer)).toEqual({ ids: ['t-0', 't-1', 't-2', 't-3', 't-4', 't-5', 't-6', 't-8'], pages: [2, 2, 2, 1, 1] });
+    }).finally(() => writer.destroy());
+    const page = ['SEARCH inbound_transfers USING INDEX inbound_transfers_stale (state=? AND updated_at>? AND updated_at<?)', 'USE TEMP B-TREE FOR LAST TERM OF ORDER BY'];
+    // COMMITTED: four pages, the last one short; COMMITTING: one.
+    expect(plans).toEqual([page, page, page, page, page]);
   });
 
-  it('are those of every state, newest first, and no others, on SQLite', async () => {
+  it('are those of every state, each once, and no others, on SQLite, in one snapshot, the event loop turning between pages', async () => {
     const path = await migratedSqlite(migrations);
     const db = new Kysely<AnySchema>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-    const expected = await recordsInEveryState(db).finally(() => db.destroy());
+    const expected = await recordsInEveryState(db);
     const database = new SqliteDatabase(path);
     try {
-      expect((await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100 })).map((record) => record.transferId)).toEqual(expected.transfers);
-      expect((await new SqlOutgoingStore(database).search({ ...period, limit: 100 })).map((record) => record.homeTransactionId)).toEqual(expected.payments);
+      expect(await visited(database)).toEqual({ ...expected, pages: [...expected.transfers, ...expected.payments].map(() => 1) });
+      // A page's worth and one more in one state: two pages, with a turn of the event loop between them.
+      for (let index = 0; index < CHANGED_PAGE_SIZE; index += 1) {
+        await db.insertInto('inbound_transfers').values(transferRow(`bulk-${String(index).padStart(4, '0')}`, 'ABORTED', '2026-11-20T09:00:00.000Z', '2026-11-20T09:00:00.000Z')).execute();
+      }
+      const turns = countTurns();
+      const pages: number[][] = [];
+      await new SqlInboundStore(database).visitChangedTransfers(period, (page) => {
+        pages.push([page.length, turns.turns()]);
+      });
+      turns.stop();
+      const aborted = INBOUND_TRANSFER_STATES.indexOf('ABORTED');
+      expect(pages.map(([size]) => size)).toEqual([...INBOUND_TRANSFER_STATES.map(() => 1).slice(0, aborted), CHANGED_PAGE_SIZE, 1, ...INBOUND_TRANSFER_STATES.slice(aborted + 1).map(() => 1)]);
+      expect((pages[aborted + 1]?.[1] ?? 0) > (pages[aborted]?.[1] ?? 0)).toBe(true);
+      await sql`delete from inbound_transfers`.execute(db);
+      expect(await pagedThroughTies(database, db)).toEqual({ ids: ['t-0', 't-1', 't-2', 't-3', 't-4', 't-5', 't-6', 't-8'], pages: [2, 2, 2, 1, 1] });
     } finally {
+      await db.destroy();
       await database.close();
     }
   });
 
-  it('are those of every state on PostgreSQL, found through the same indexes once the tables are analysed, not by a scan of either table', async () => {
+  it('are those of every state on PostgreSQL, read through the same index once the tables are analysed, each statement unnamed', async () => {
     postgres = await createTestDatabase();
     const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
     try {
       await database.migrate(migrations);
       const db = database.reader<AnySchema>() as Kysely<AnySchema>;
       const expected = await recordsInEveryState(db);
-      expect((await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100 })).map((record) => record.transferId)).toEqual(expected.transfers);
-      expect((await new SqlOutgoingStore(database).search({ ...period, limit: 100 })).map((record) => record.homeTransactionId)).toEqual(expected.payments);
+      expect(await visited(database)).toEqual({ ...expected, pages: [...expected.transfers, ...expected.payments].map(() => 1) });
       // 100,000 of each, one every 86.4 s from 2026-09-01 (1,000 a day), each last changed 2 s after it was made.
       const instant = (offset: string) => sql`to_char(timestamp '2026-09-01' + g * interval '86.4 seconds' + interval ${sql.lit(offset)}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
       await sql`insert into inbound_transfers (transfer_id, quote_id, request_hash, state, amount_type, transaction_type, amount, currency, transfer_amount,
@@ -279,19 +330,26 @@ describe('a reconciliation\'s records: those last changed in its period', () => 
       await sql`analyze inbound_transfers`.execute(db);
       await sql`analyze outgoing_payments`.execute(db);
       const plans = await postgresAccessPaths(postgres.url, async (reader) => {
-        expect(await new SqlInboundStore(reader).searchTransfers({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.transfers.length);
-        expect(await new SqlOutgoingStore(reader).search({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.payments.length);
+        const found = await visited(reader);
+        expect([found.transfers.length, found.payments.length]).toEqual([1_000 + expected.transfers.length, 1_000 + expected.payments.length]);
       });
-      expect(plans).toEqual([['inbound_transfers_stale'], ['outgoing_payments_stale']]);
-      // Run again and again on one connection of the store's own pool, neither is a prepared
-      // statement there: each is planned with its values. Prepared, PostgreSQL gave it after five
-      // runs one plan for any values (4 of 9 here), which walks the created_at index backwards.
+      // A statement per state, and a second page for the state with 1,001 records (COMMITTED, COMPLETED).
+      expect(plans).toEqual([
+        ...[...INBOUND_TRANSFER_STATES, 'COMMITTED'].map(() => ['inbound_transfers_stale']),
+        ...[...OUTGOING_STATES, 'COMPLETED'].map(() => ['outgoing_payments_stale']),
+      ]);
+      // Run again and again on one connection of the store's own pool, none is a prepared
+      // statement there: each is planned with its values. Prepared, PostgreSQL gave the period's
+      // read after five runs one plan for any values (4 of 9 here), which walked the created_at
+      // index backwards.
       for (let run = 0; run < 8; run += 1) {
-        expect(await new SqlInboundStore(database).searchTransfers({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.transfers.length);
-        expect(await new SqlOutgoingStore(database).search({ ...period, limit: 100_001 })).toHaveLength(1_000 + expected.payments.length);
+        const found = await visited(database);
+        expect([found.transfers.length, found.payments.length]).toEqual([1_000 + expected.transfers.length, 1_000 + expected.payments.length]);
       }
       const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like '%"updated_at" >= $%'`.execute(db);
       expect(prepared.rows).toEqual([]);
+      await sql`delete from inbound_transfers`.execute(db);
+      expect(await pagedThroughTies(database, db)).toEqual({ ids: ['t-0', 't-1', 't-2', 't-3', 't-4', 't-5', 't-6', 't-8'], pages: [2, 2, 2, 1, 1] });
     } finally {
       await database.close();
     }
