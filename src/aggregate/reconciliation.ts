@@ -262,7 +262,6 @@ function shift(instant: string, ms: number): string {
   return new Date(Date.parse(instant) + ms).toISOString();
 }
 
-/** The report as CSV (RFC 4180): a header line, then one line per report line. */
 /** How many lines of a report go into one chunk of its text (reportJson, reportCsv). */
 const LINES_PER_CHUNK = 1_000;
 
@@ -282,7 +281,7 @@ export function* reportJson(report: ReconciliationReport): Generator<string> {
   yield ']}';
 }
 
-/** The report as CSV (a header, then a row per line, CRLF after each), in chunks of LINES_PER_CHUNK rows. */
+/** The report as CSV (RFC 4180: a header, then a row per line, CRLF after each), in chunks of LINES_PER_CHUNK rows. */
 export function* reportCsv(report: ReconciliationReport): Generator<string> {
   const header = ['category', 'reference', 'direction', 'subject', 'subject_id', 'connector_state', 'currency', 'expected_amount', 'institution_amount', 'institution_id', 'booked_at', 'note'];
   yield `${header.join(',')}\r\n`;

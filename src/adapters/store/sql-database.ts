@@ -66,12 +66,13 @@ export interface SqlDatabase {
    * Runs `work`, whose reads all see the database as it was at one instant, however many
    * statements it sends and however long it yields between them (a reconciliation's records, read
    * in pages): nothing committed meanwhile shows in a later page, and no record is read twice or
-   * missed because it changed between two pages. The payment path's connections are not held.
-   * On SQLite a read transaction on a connection of its own, opened for `work` and closed after
-   * it, whose rows, like the reader's, wait until every commit they could show is on disk (a
+   * missed because it changed between two pages. On SQLite a read transaction on a connection of
+   * its own, opened for `work` and closed after it, whose rows, like the reader's, wait until
+   * every commit they could show is on disk; neither the writer nor the reader is held (a
    * database in memory has one connection: there `work` runs on the reader, without the
-   * guarantee). On PostgreSQL a REPEATABLE READ, READ ONLY transaction on a pooled connection,
-   * its statements sent unnamed as `listReader`'s. `work` must only read.
+   * guarantee). On PostgreSQL a REPEATABLE READ, READ ONLY transaction on one of the pool's
+   * connections (DATABASE_POOL_MAX), held until `work` ends, its statements sent unnamed as
+   * `listReader`'s. `work` must only read.
    */
   snapshot<S, T>(work: (db: Kysely<S>) => Promise<T>): Promise<T>;
   /**

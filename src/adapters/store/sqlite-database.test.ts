@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -646,7 +646,12 @@ describe('SqliteDatabase group commit', () => {
     // Its statements are counted with the rest: its BEGIN, two reads and COMMIT, the reader's
     // read, and each write's BEGIN IMMEDIATE, savepoint, insert, release and COMMIT.
     expect(database.work().statements - statementsBefore).toBe(4 + 1 + 2 * 5);
-    // Its connection is closed after it: the next one sees the file as it is now.
+    // Its connection is closed after it: twenty more leave the process holding no more of the
+    // file's descriptors than after the first (SQLite keeps a closed connection's descriptor for
+    // the next while others hold locks on the file), and the next one sees the file as it is now.
+    const opened = openedFiles(path);
+    for (let snapshot = 0; snapshot < 20; snapshot += 1) await database.snapshot<ItemsSchema, unknown>((db) => db.selectFrom('items').selectAll().execute());
+    expect(openedFiles(path)).toBe(opened);
     expect(await database.snapshot<ItemsSchema, string[]>(async (db) => (await db.selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label))).toStrictEqual(['changed', 'second']);
     await database.close();
   });
@@ -678,6 +683,17 @@ describe('SqliteDatabase group commit', () => {
         throw new Error('stopped by its reader');
       }),
     ).rejects.toThrow('stopped by its reader');
+    // Closed under a snapshot, the database says so, and the snapshot's connection is gone.
+    const reading = database.snapshot<ItemsSchema, unknown>(async (db) => {
+      await db.selectFrom('items').selectAll().execute();
+      await turns();
+      return db.selectFrom('items').selectAll().execute();
+    });
+    await turns(1);
+    const closing = database.close();
+    await expect(reading).rejects.toThrow('database is closed');
+    await closing;
+    expect(openedFiles(path)).toBe(0);
     // No read transaction left open on the file: a checkpoint can take the whole log.
     const checkpoint = new BetterSqlite3(path);
     try {
@@ -685,6 +701,16 @@ describe('SqliteDatabase group commit', () => {
     } finally {
       checkpoint.close();
     }
-    await database.close();
   });
 });
+
+/** How many descriptors this process holds open on the file at `path` (Linux's /proc/self/fd). */
+function openedFiles(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false;
+    }
+  }).length;
+}

@@ -193,6 +193,10 @@ export class SqliteDatabase implements SqlDatabase {
       });
       // A deferred BEGIN: the snapshot is taken by the first read, and held until the end.
       return await db.transaction().execute((trx) => work(trx as unknown as Kysely<S>));
+    } catch (error) {
+      // Closed under it by `close`: said as every other refusal after close is.
+      if (this.#closed && !connection.open) throw new Error('database is closed', { cause: error });
+      throw error;
     } finally {
       this.#snapshots.delete(connection);
       if (connection.open) connection.close();
@@ -385,7 +389,8 @@ export class SqliteDatabase implements SqlDatabase {
     await this.#log?.close();
     if (this.#readerDb !== this.#writer) await this.#readerDb.destroy();
     await this.#writer.destroy();
-    for (const connection of [...this.#connections, ...this.#snapshots]) if (connection.open) connection.close();
+    // The snapshots' first: the writer, closed last, can then checkpoint the log and remove it.
+    for (const connection of [...this.#snapshots, ...this.#connections]) if (connection.open) connection.close();
   }
 }
 
