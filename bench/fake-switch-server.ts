@@ -155,7 +155,20 @@ function getTransfer(context: Context, transferId: string, response: ServerRespo
   if (answer !== undefined) return send(response, answer.status, answer.body);
   const entry = context.transfers.get(transferId);
   if (entry === undefined) return send(response, 404, { statusCode: '3208', message: 'not found' });
+  if (entry.state === 'COMPLETED') return send(response, 200, { ...hubAnswer(transferId, 'COMMITTED').body, homeTransactionId: entry.homeTransactionId });
   send(response, 200, { transferId, homeTransactionId: entry.homeTransactionId, currentState: entry.state });
+}
+
+/**
+ * GET /transfers/{id} as the switch connector answers it once the hub has answered its query:
+ * `currentState` COMPLETED whatever the transfer's state (its model's GET_TRANSFER transition
+ * always ends in SUCCEEDED, which it reports as COMPLETED; sdk-scheme-adapter,
+ * modules/api-svc/src/lib/model/OutboundTransfersModel.js, `_getTransfer` and `getResponse`),
+ * and the hub's callback, whose `transferState` is the hub's word, in `fulfil`.
+ */
+export function hubAnswer(transferId: string, transferState: 'COMMITTED' | 'ABORTED' | 'RESERVED' | 'RECEIVED'): { status: 200; body: Record<string, unknown> } {
+  const completed = transferState === 'COMMITTED' ? { completedTimestamp: '2026-11-27T10:00:00.000Z' } : {};
+  return { status: 200, body: { transferId, currentState: 'COMPLETED', fulfil: { headers: {}, body: { transferState, ...completed } } } };
 }
 
 function postTransfer(context: Context, request: Record<string, unknown>, response: ServerResponse): void {

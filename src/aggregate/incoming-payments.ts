@@ -172,7 +172,13 @@ export class IncomingPayments {
     const quote = await this.deps.store.findQuote(body.quote.quoteId);
     if (quote === undefined) throw new ConnectorError('QuoteNotFound', `quote ${body.quote.quoteId} is unknown`);
     checkTransferMatchesQuote(body, quote, this.deps.clock.now());
-    const party = await this.lookupPayee(body.to);
+    // The payee quoted, sub-identifier included, is the one looked up and credited: a body whose
+    // `to` left the sub-identifier out had found the customer's other account under the same number.
+    const party = await this.lookupPayee({
+      idType: quote.payeeIdType,
+      idValue: quote.payeeIdValue,
+      ...(quote.payeeIdSubValue === null ? {} : { idSubValue: quote.payeeIdSubValue }),
+    });
     checkPayeeCanReceive(party.status);
     if (settings.apiType === 'iso20022') {
       checkSamePayerInformation(quote.payerKeys, payerKeysOf(body.from, body.extensionList, body.quoteRequestExtensions));

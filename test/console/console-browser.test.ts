@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
 import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { hubAnswer } from '../support/fake-switch.js';
 
 /**
  * The operations console end to end in a real browser: Debian's chromium driven by
@@ -72,7 +73,7 @@ describe('operations console in headless Chromium', () => {
     harness.clock.advance(1_001);
     await harness.app.outgoingRecovery.runOnce();
     expect((await harness.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', needsAttention: true });
-    harness.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    harness.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     const before = await balances(harness);
 
     const page = await newPage();

@@ -3,6 +3,7 @@ import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.
 import { addMoney } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { hubAnswer } from '../support/fake-switch.js';
 
 type Body = Record<string, unknown>;
 let h: Harness | undefined;
@@ -84,8 +85,8 @@ describe('incoming notifications name their outcome', () => {
       expect((await h.call('POST', '/transfers', body)).status).toBe(200);
       expect((await h.call('PUT', `/transfers/${String(body['transferId'])}`, { currentState: 'COMPLETED', finalNotification: { transferState: 'ABORTED' } })).status).toBe(400);
     }
-    h.fakeSwitch.setTransferStatus(String(committed['transferId']), { status: 200, body: { transferId: committed['transferId'], currentState: 'COMPLETED' } });
-    h.fakeSwitch.setTransferStatus(String(aborted['transferId']), { status: 200, body: { transferId: aborted['transferId'], currentState: 'ABORTED' } });
+    h.fakeSwitch.setTransferStatus(String(committed['transferId']), hubAnswer(String(committed['transferId']), 'COMMITTED'));
+    h.fakeSwitch.setTransferStatus(String(aborted['transferId']), hubAnswer(String(aborted['transferId']), 'ABORTED'));
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 2, finished: 2, failed: 0 });
     expect(((await h.call('GET', `/transfers/${String(committed['transferId'])}`)).body as Body)['transferState']).toBe('COMMITTED');
     expect(((await h.call('GET', `/transfers/${String(aborted['transferId'])}`)).body as Body)['transferState']).toBe('ABORTED');

@@ -7,7 +7,7 @@ import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
-import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { hubAnswer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
 import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
@@ -187,12 +187,12 @@ describe('recovery', () => {
       await second.close();
       await first.close();
     });
-    fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'COMPLETED' } });
+    fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'COMMITTED'));
     fakeSwitch.setTransferStatus(completed.transferId, {
       status: 200,
       body: { transferId: completed.transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE', fulfil: { body: { transferState: 'COMMITTED' } } },
     });
-    fakeSwitch.setTransferStatus(aborted.transferId, { status: 200, body: { transferId: aborted.transferId, currentState: 'ABORTED' } });
+    fakeSwitch.setTransferStatus(aborted.transferId, hubAnswer(aborted.transferId, 'ABORTED'));
     // Not stale yet: nothing is asked.
     expect(await second.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
     clock.advance(120_001);
@@ -215,6 +215,15 @@ describe('recovery', () => {
     await h.app.recovery.runOnce();
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
     expect((await balances(h)).float.held).toBe('14.85');
+    // The switch connector says COMPLETED whenever the hub answered; the hub still has the
+    // transfer RESERVED (or only RECEIVED): nothing is final, nobody is credited.
+    for (const hubState of ['RESERVED', 'RECEIVED'] as const) {
+      h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, hubState));
+      h.clock.advance(86_400_000);
+      expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 0 });
+      expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
+      expect((await balances(h)).float.held).toBe('14.85');
+    }
     // The hub saying it never saw the transfer (3208) is an explicit answer: released.
     h.fakeSwitch.setTransferStatus(transferId, {
       status: 200,

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
@@ -72,6 +75,37 @@ describe('incoming transfers: reservation', () => {
     const mismatch = await h.call('POST', '/transfers', transferRequest(quoteBody, quoteAnswer, { amount: '51' }));
     expect((mismatch.body as Body)['message']).toBe(`Transfer inconsistent with its quote: differs from quote ${String(quoteAnswer['quoteId'])} in amount`);
     expect(await balances(h)).toEqual(before);
+  });
+
+  it('credits the account quoted, under its sub-identifier, when the transfer\'s payee leaves the sub-identifier out', async () => {
+    // One number, two accounts: the main one, and savings under the sub-identifier "savings".
+    const dir = mkdtempSync(join(tmpdir(), 'cc-subid-'));
+    try {
+      const accountsFile = join(dir, 'accounts.json');
+      const customer = { idType: 'MSISDN', idValue: '260971000010', firstName: 'Mutale', lastName: 'Banda', status: 'active', balance: '100' };
+      writeFileSync(accountsFile, JSON.stringify({
+        currency: 'ZMW',
+        float: { accountId: 'float-zmw', balance: '1000' },
+        customers: [
+          { ...customer, accountId: 'acc-main' },
+          { ...customer, accountId: 'acc-savings', idSubValue: 'savings' },
+        ],
+      }));
+      h = await startHarness({ env: { SANDBOX_ACCOUNTS_FILE: accountsFile } });
+      const quoteBody: Body = { ...quoteRequest({ payeeMsisdn: '260971000010', amount: '100' }), to: { idType: 'MSISDN', idValue: '260971000010', idSubValue: 'savings' } };
+      const quote = await h.call('POST', '/quoterequests', quoteBody);
+      expect(quote.status).toBe(200);
+      const body = transferRequest(quoteBody, quote.body as Body, { to: { idType: 'MSISDN', idValue: '260971000010' } });
+      expect((await h.call('POST', '/transfers', body)).body).toMatchObject({ transferState: 'RESERVED' });
+      expect(await h.call('PUT', `/transfers/${String(body['transferId'])}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+      const after = await balances(h);
+      expect([after.of('acc-savings').balance, after.of('acc-main').balance]).toEqual(['199', '100']);
+      // Another sub-identifier than the quote's is no transfer of that quote.
+      const other = transferRequest(quoteBody, quote.body as Body, { to: { idType: 'MSISDN', idValue: '260971000010', idSubValue: 'current' } });
+      expect(await h.call('POST', '/transfers', other)).toEqual({ status: 422, body: { statusCode: '5101', message: `Transfer inconsistent with its quote: differs from quote ${String(quoteBody['quoteId'])} in to.idSubValue` } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses an expired quote with 3302', async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
-import type { OutboundScript } from '../support/fake-switch.js';
+import { hubAnswer, type OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -255,7 +255,7 @@ describe('outgoing payments, bank flow: refunds', () => {
     h.clock.advance(1_001);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     h.clock.advance(2_001);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
@@ -306,7 +306,7 @@ describe('outgoing payments, bank flow: refunds', () => {
     });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
     // The first accept turns out to have gone through after all: completed, never refunded.
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'COMPLETED' } });
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'COMMITTED'));
     h.clock.advance(10_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', switchState: 'COMPLETED' });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import type { OutgoingState } from '../../src/domain/outgoing-payment.js';
 import { requestHash } from '../../src/domain/request-hash.js';
-import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { hubAnswer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock, TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness } from '../support/sandbox-harness.js';
@@ -88,7 +88,7 @@ describe('outgoing payments survive a restart', () => {
     await channelDebit(first, home, '100');
     await crashIn(first, home, 'QUOTED', 'ACCEPTING');
     const second = await restart();
-    fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'COMPLETED' } });
+    fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'COMMITTED'));
     // Within the switch's own time limit the accept may still be running elsewhere: left alone.
     expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
     clock.advance(1_500 + 5_001);
@@ -107,7 +107,7 @@ describe('outgoing payments survive a restart', () => {
     await channelDebit(first, home, '100');
     await crashIn(first, home, 'QUOTED', 'ACCEPTING');
     const second = await restart();
-    fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     clock.advance(10_000);
     expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     clock.advance(600_000);

@@ -10,6 +10,7 @@ import { buildConnector, type ConnectorBuild } from '../crash/support/connector-
 import { runUntilExit } from '../support/adapter-process.js';
 import { TEST_CHANNEL_API_KEY, startHarness, type Harness } from '../support/harness.js';
 import { makeTestCertificates, type TestCertificates } from '../support/tls-certificates.js';
+import { hubAnswer } from '../support/fake-switch.js';
 
 /**
  * Secure by default: the demo credentials never listen beyond loopback, and both servers serve
@@ -129,7 +130,7 @@ describe('mutual TLS towards the switch connector (an https SDK_BASE_URL)', () =
     // Stands in for the switch connector's outbound API behind mutual TLS.
     server = createHttpsServer(
       { cert: certs.read(certs.serverCertFile), key: certs.read(certs.serverKeyFile), ca: certs.read(certs.caFile), requestCert: true, rejectUnauthorized: true },
-      (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ transferId: req.url?.split('/').pop(), currentState: 'COMPLETED' })),
+      (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(hubAnswer(req.url?.split('/').pop() ?? '', 'COMMITTED').body)),
     );
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
     baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;

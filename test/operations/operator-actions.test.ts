@@ -6,6 +6,7 @@ import { notification } from '../support/backend-bodies.js';
 import { TEST_CHANNEL_API_KEY, TEST_OPERATOR_TOKENS } from '../support/harness.js';
 import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { hubAnswer } from '../support/fake-switch.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -44,7 +45,7 @@ describe('operator actions', () => {
 
     // The switch has not decided: nothing moves.
     expect(await apply('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports WAITING_FOR_QUOTE_ACCEPTANCE, not ABORTED; nothing changed' } });
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     // The operator expected another outcome than the switch's: nothing moves.
     expect(await apply('COMPLETED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports ABORTED, not COMPLETED; nothing changed' } });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe(before.of(PAYER_ACCOUNT).balance);
@@ -72,7 +73,7 @@ describe('operator actions', () => {
   it("racing the recovery worker on the same payment, the switch's ABORTED refunds the customer exactly once", async () => {
     h = await startHarness();
     const { home, transferId } = await confirmingPayment();
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     h.clock.advance(1_001);
     const [operator, worker] = await Promise.all([
       h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome: 'ABORTED', reason: 'race' }),

@@ -166,17 +166,26 @@ export function transportOutcome(method: string, path: string, error: ConnectorE
 }
 
 /**
- * What the switch says about a transfer. Only explicit answers count: COMPLETED (or a fulfil
- * with COMMITTED) and ABORTED (or the hub saying it never saw the transfer, 3208). Anything
- * else, including ERROR_OCCURRED for other reasons, leaves the outcome unknown.
+ * What the switch says about a transfer (GET /transfers/{id}). Only explicit answers count.
+ *
+ * The switch connector answers `currentState: COMPLETED` whenever the hub answered its query at
+ * all: its transfer model's GET_TRANSFER transition always ends in SUCCEEDED, whatever the
+ * transfer's state (sdk-scheme-adapter, OutboundTransfersModel: `_getTransfer` resolves with the
+ * hub's PUT /transfers callback, `getResponse` maps SUCCEEDED to COMPLETED). The hub's own word
+ * is that callback's `transferState`, in `fulfil.body`: COMMITTED is completed, ABORTED aborted,
+ * RECEIVED or RESERVED not final yet. So a fulfil decides whenever there is one, and
+ * `currentState: COMPLETED` without the hub's fulfil is no outcome. Without a fulfil: ABORTED
+ * (the switch connector aborted the transfer itself, before any prepare) and the hub saying it
+ * never saw the transfer (3208) are aborted. Anything else, ERROR_OCCURRED for other reasons
+ * included, leaves the outcome unknown.
  */
 const WAITING_STATES = ['WAITING_FOR_PARTY_ACCEPTANCE', 'WAITING_FOR_QUOTE_ACCEPTANCE', 'WAITING_FOR_CONVERSION_ACCEPTANCE'] as const;
 
 export function transferStatusOf(body: unknown): SwitchTransferStatus['currentState'] {
   if (!isObject(body)) return 'UNKNOWN';
   const fulfilState = pick(body, ['fulfil', 'body', 'transferState']);
-  if (body['currentState'] === 'COMPLETED' || fulfilState === 'COMMITTED') return 'COMPLETED';
-  if (body['currentState'] === 'ABORTED' || fulfilState === 'ABORTED') return 'ABORTED';
+  if (fulfilState !== undefined) return fulfilState === 'COMMITTED' ? 'COMPLETED' : fulfilState === 'ABORTED' ? 'ABORTED' : 'UNKNOWN';
+  if (body['currentState'] === 'ABORTED') return 'ABORTED';
   const errorCode = pick(body, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
   if (body['currentState'] === 'ERROR_OCCURRED' && errorCode === '3208') return 'ABORTED';
   // Still waiting for an acceptance: reported as such (for an outgoing payment whose accept was

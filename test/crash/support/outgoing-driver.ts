@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { formatMinorUnits } from '../../../src/domain/money.js';
-import type { FakeSwitch } from '../../support/fake-switch.js';
+import { hubAnswer, type FakeSwitch } from '../../support/fake-switch.js';
 import { isConnectionError } from './connector-child.js';
 import { sleep, statusCodeOf, type Answer, type Random } from './switch-driver.js';
 
@@ -102,7 +102,7 @@ export class OutgoingDriver {
     }
     plan.transferId = transferId;
     // The hub's word on a transfer whose accept failed: aborted (recovery may ask for it).
-    if (plan.switchFails) this.options.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'ABORTED' } });
+    if (plan.switchFails) this.options.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     // A repeat of the terms request, now or after a crash, answers the same terms.
     const again = await this.send('POST', '/send-money', body);
     if (again !== undefined && again.status < 500 && !isDeepStrictEqual(again, plan.terms)) {

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { formatMinorUnits } from '../../../src/domain/money.js';
 import { notification } from '../../support/backend-bodies.js';
-import type { FakeSwitch } from '../../support/fake-switch.js';
+import { hubAnswer, type FakeSwitch } from '../../support/fake-switch.js';
 import { isConnectionError } from './connector-child.js';
 
 /**
@@ -175,10 +175,7 @@ export class SwitchDriver {
     // The hub commits only what the payee side reserved; with no answer it times the transfer out.
     const decision: HubDecision = reserved && random() < this.options.completedShare ? 'COMPLETED' : 'ABORTED';
     flow.decision = decision;
-    this.options.fakeSwitch.setTransferStatus(flow.transferId, {
-      status: 200,
-      body: { transferId: flow.transferId, currentState: decision },
-    });
+    this.options.fakeSwitch.setTransferStatus(flow.transferId, hubAnswer(flow.transferId, decision === 'COMPLETED' ? 'COMMITTED' : 'ABORTED'));
     const notify = reserved ? random() >= this.options.lostNotificationShare : random() < 0.5;
     if (!notify) return;
     flow.notificationBody = notification(decision);

@@ -7,6 +7,7 @@ import { notification, quoteRequest, transferRequest } from '../../support/backe
 import { TEST_CALLBACK_SECRET, type Harness, type HttpAnswer } from '../../support/harness.js';
 import { callbackHeaders, sendMoneyBody } from '../../support/outgoing-bodies.js';
 import { drawSoakPlan, FLOAT_OPENING, PAYEE_OPENING, PAYER_OPENING, SOAK_CURRENCY, type IncomingItem, type OutgoingItem, type PlanSize } from './soak-plan.js';
+import { hubAnswer } from '../../support/fake-switch.js';
 
 /**
  * A soak run against one adapter's fixture institution: hundreds of incoming transfers and tens
@@ -172,7 +173,7 @@ async function driveIncoming(h: Harness, item: IncomingItem): Promise<IncomingRe
   // The hub aborts a transfer whose payee FSP never answered RESERVED.
   const commits = reserved && item.hubCommits;
   const state = commits ? 'COMPLETED' : 'ABORTED';
-  h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: state } });
+  h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, commits ? 'COMMITTED' : 'ABORTED'));
   await withRetries(item.switchAttempts, () => h.call('PUT', `/transfers/${transferId}`, notification(state)));
   return { item, transferId, credited: commits ? String(quoteAnswer['payeeReceiveAmount']) : undefined };
 }
