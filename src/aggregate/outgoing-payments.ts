@@ -1,5 +1,5 @@
 import { switchDeclineOf } from '../domain/switch-declines.js';
-import { ConnectorError, assert } from '../domain/errors.js';
+import { ConnectorError, ERROR_CATALOGUE, assert } from '../domain/errors.js';
 import { isSwitchId } from '../domain/identifiers.js';
 import { requestHash } from '../domain/request-hash.js';
 import type { Clock } from '../ports/clock.js';
@@ -145,7 +145,7 @@ export class OutgoingPayments {
     return this.deps.settlement.move(withId, ['INITIATING'], 'QUOTED', {
       transferId,
       terms: JSON.stringify(terms),
-      quoteExpiration: quote.expiration,
+      quoteExpiration: terms.expiration,
       debitAmount: terms.debitAmount.amount,
       switchState: 'WAITING_FOR_QUOTE_ACCEPTANCE',
     });
@@ -243,10 +243,13 @@ export class OutgoingPayments {
         throw new ConnectorError('SdkTimeout', `outcome not known yet; see GET /send-money/${ids.transferId}`);
       case 'REFUNDING':
       case 'REFUNDED':
+        throw refundAnswer(payment);
       case 'FAILED':
         throw paymentError(payment);
       case 'ABORTED':
         if (payment.errorName === 'QuoteNotAccepted') throw new ConnectorError('PaymentStateConflict', 'the customer declined this payment');
+        // Aborted by an operator, who records no error of the payment's own.
+        if (payment.errorName === null) throw new ConnectorError('PaymentStateConflict', 'the payment was aborted; see GET /send-money/{transferId}');
         throw paymentError(payment);
       case 'INITIATING':
       case 'QUOTED':
@@ -265,11 +268,11 @@ export class OutgoingPayments {
     if (found === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment with transferId ${id}`);
     if (found.flow !== 'mobile-operator') throw new ConnectorError('PaymentStateConflict', 'this payment is not debited by the institution');
     // Checked before queueing behind work on the same payment, so a duplicate answers at once.
-    if (!awaitsDebit(found) && found.state !== 'QUOTED') return this.#ignoreCallback(found, code);
+    if (!awaitsDebit(found) && found.state !== 'QUOTED') return this.#lateCallback(found, code);
     await this.#serial.run(found.homeTransactionId, async () => {
       const payment = await this.deps.settlement.reread(found.homeTransactionId);
       if (payment.state === 'QUOTED') throw new ConnectorError('PaymentStateConflict', 'the customer has not accepted this payment');
-      if (!awaitsDebit(payment)) return this.#ignoreCallback(payment, code);
+      if (!awaitsDebit(payment)) return this.#lateCallback(payment, code);
       // The secret only says who sent the callback; the institution says whether the customer was
       // debited. Only an adapter whose callbacks are signed evidence is believed on its word.
       const evidence = origin.authenticated && this.deps.coreBanking.capabilities.signedCallbacks === true;
@@ -296,6 +299,25 @@ export class OutgoingPayments {
     if (status !== claimed) this.deps.logger.warn(bindings, 'callback contradicts the institution; the institution decides');
     else this.deps.logger.info(bindings, 'callback confirmed by the institution');
     await this.deps.settlement.applyDebitStatus(payment, status, { callbackCode: code });
+  }
+
+  /**
+   * A callback for a payment no longer waiting for its debit. One saying the customer was debited,
+   * for a payment ABORTED before the debit was known (an operator resolved it, or a repeated
+   * collection was declined while the first prompt was still live), is asked of the institution:
+   * if it confirms the debit, nothing will ever refund it on its own, so the payment is flagged
+   * for an operator and logged at error level. Any other is only logged.
+   */
+  async #lateCallback(payment: Payment, code: string): Promise<void> {
+    if (payment.state !== 'ABORTED' || payment.needsAttention || !SUCCESS_CALLBACK_CODES.includes(code) || payment.transferId === null) {
+      return this.#ignoreCallback(payment, code);
+    }
+    const status = await this.deps.coreBanking.transactionStatus(payment.transferId);
+    const bindings = { transferId: payment.transferId, state: payment.state, code, institutionStatus: status };
+    if (status !== 'succeeded') return this.#ignoreCallback(payment, code);
+    const lastError = 'the institution reports the customer debited after the payment was aborted: refund the customer by hand';
+    await this.deps.store.recordAttempt(payment.homeTransactionId, 'ABORTED', { needsAttention: true, lastError });
+    this.deps.logger.error(bindings, `outgoing payment needs manual attention: ${lastError}`);
   }
 
   #ignoreCallback(payment: Payment, code: string): void {
@@ -334,6 +356,22 @@ export class OutgoingPayments {
     await Promise.allSettled([...this.#initiations.values()]);
     await this.#serial.idle();
   }
+}
+
+/**
+ * The answer to an accept of a payment the connector is refunding or has refunded: the switch did
+ * not complete the transfer after the connector had asked it to proceed, so giving the money back
+ * is the connector's. Never a 4xx, which tells the channel that nothing was started and that it
+ * reverses its own debit (README, One account model): a decline the switch relayed (a payee
+ * rejection, an expired transfer) stays on the payment, for GET, and is named in the message of
+ * a 503 (2001), as a switch that failed otherwise is answered. A review found the decline
+ * answered as such (422 3303 after a refund had started, the same code as the connector's own
+ * refusal of an expired quote), which invited the channel to reverse its debit a second time.
+ */
+function refundAnswer(payment: Payment): ConnectorError {
+  const stored = paymentError(payment);
+  if (stored.category === 'unavailable' || stored.category === 'timeout' || stored.category === 'internal') return stored;
+  return new ConnectorError('SdkClientError', `the switch declined the transfer (${stored.code}, ${ERROR_CATALOGUE[stored.errorName].text}); the customer is refunded`);
 }
 
 function answerTerms(payment: Payment, hash: string): PaymentTerms {

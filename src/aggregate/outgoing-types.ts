@@ -53,7 +53,7 @@ export interface PaymentTerms {
   /** What the customer is debited. */
   readonly debitAmount: Money;
   readonly conversion?: ConversionView;
-  /** The quote's expiry: accept before this. */
+  /** Accept before this: the quote's expiry, or the conversion's when that comes first. */
   readonly expiration: string;
 }
 

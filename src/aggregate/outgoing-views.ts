@@ -27,7 +27,9 @@ export function paymentTerms(
     ...(quote.payeeFspCommission === undefined ? {} : { payeeFspCommission: quote.payeeFspCommission }),
     debitAmount,
     ...(conversion === undefined ? {} : { conversion }),
-    expiration: quote.expiration,
+    // Accept before both lapse: a conversion that ends before the quote ends the terms with it
+    // (the hub would refuse the transfer of an expired conversion, after the customer's debit).
+    expiration: conversion !== undefined && conversion.expiration < quote.expiration ? conversion.expiration : quote.expiration,
   };
 }
 

@@ -49,6 +49,26 @@ describe('outgoing payments with currency conversion', () => {
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
   });
 
+  it('ends the terms with the conversion when it expires before the quote: a later accept is QuoteExpired and debits nobody', async () => {
+    h = await startHarness();
+    const body = sendMoneyBody({ receiveCurrency: 'MWK' });
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { ...FX, conversion: { targetAmount: '6400', targetCurrency: 'MWK', expiration: '2026-11-23T10:01:00.000Z' } });
+    const terms = await initiate(h, body);
+    // The quote runs to 11:00, the conversion to 10:01: the customer must accept by 10:01.
+    expect(terms).toMatchObject({ expiration: '2026-11-23T10:01:00.000Z', conversion: { expiration: '2026-11-23T10:01:00.000Z' } });
+    const transferId = String(terms['transferId']);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ quoteExpiration: '2026-11-23T10:01:00.000Z' });
+    h.clock.advance(10 * 60_000);
+    const before = await balances(h);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 422,
+      body: { statusCode: '3302', message: 'Quote expired: the quote expired at 2026-11-23T10:01:00.000Z; nothing was debited' },
+    });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptConversion: true }, { acceptQuote: false }]);
+    expect(await balances(h)).toEqual(before);
+  });
+
   it('rejects terms that break a rule: the switch is told acceptConversion false and the channel gets ConversionRejected', async () => {
     h = await startHarness();
     const before = await balances(h);

@@ -177,6 +177,33 @@ describe('outgoing payments, mobile-operator flow', () => {
     expect(((await h.callOutgoing('GET', `/send-money/${transferId}`)).body as Body)['state']).toBe('ABORTED');
     expect(await balances(h)).toEqual(before);
   });
+
+  it('aborted by an operator, a retried accept is 409 (not 500), and a debit the institution confirms afterwards is flagged for a refund by hand', async () => {
+    h = await startHarness({ env: { ...MOBILE, RECOVERY_ATTENTION_AFTER_ATTEMPTS: '1' } });
+    const { transferId, home } = await acceptedPending();
+    // The worker's first status query finds the prompt still pending: flagged, then resolved by an
+    // operator as aborted on the institution's word (out of band).
+    h.clock.advance(60_001);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'AWAITING_DEBIT', needsAttention: true });
+    expect((await h.callOperations('POST', `/operations/items/outgoing_payment/${home}/resolve`, { outcome: 'ABORTED', reason: 'prompt cancelled', evidence: 'call to the operator' })).status).toBe(200);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Payment is in another state: the payment was aborted; see GET /send-money/{transferId}' },
+    });
+    // The customer approves the prompt after all.
+    await approve(transferId, true);
+    const debited = await balances(h);
+    expect(debited.of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'ABORTED',
+      needsAttention: true,
+      lastError: 'the institution reports the customer debited after the payment was aborted: refund the customer by hand',
+    });
+    expect(switchPuts()).toEqual([]);
+    expect(await balances(h)).toEqual(debited);
+  });
 });
 
 /** An amount of the demo institution's currency, for the money helpers. */

@@ -198,7 +198,7 @@ describe('outgoing payments: declines relayed by the switch connector reach the 
     expect(await h.callOutgoing('POST', '/send-money', body)).toEqual({ status, body: { statusCode: code, message: `Switch connector request failed: HTTP 500, statusCode ${statusCode}: down` } });
   });
 
-  it('a decline after the accept refunds the payer and answers the decline (422), not an outage', async () => {
+  it('a decline after the accept refunds the payer and answers 503 naming the decline, never a 4xx (which tells the channel to reverse its own debit)', async () => {
     h = await startHarness();
     const body = sendMoneyBody();
     const home = String(body['homeTransactionId']);
@@ -207,7 +207,10 @@ describe('outgoing payments: declines relayed by the switch connector reach the 
     const terms = await initiate(h, body);
     const transferId = String(terms['transferId']);
     await channelDebit(h, home, '100');
-    const expected = { status: 422, body: { statusCode: '5100', message: 'Payee rejected the payment: the switch did not complete the transfer (HTTP 500, statusCode 5104); the customer is refunded' } };
+    const expected = {
+      status: 503,
+      body: { statusCode: '2001', message: 'Switch connector request failed: the switch declined the transfer (5100, Payee rejected the payment); the customer is refunded' },
+    };
     expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(expected);
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', error: { statusCode: '5100', name: 'PayeeRejected' } });
     expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual(expected);
