@@ -157,7 +157,7 @@ export class OutgoingPayments {
     const error =
       answer.outcome === 'unknown'
         ? new ConnectorError('SdkTimeout', `no answer from the switch (${answer.reason}); no money moved, start again with a new homeTransactionId`)
-        : new ConnectorError(switchDeclineOf(answer.statusCode) ?? 'SdkClientError', answer.message);
+        : new ConnectorError(switchDeclineOf(answer.statusCode) ?? (answer.httpStatus === 400 ? 'SwitchRefusedRequest' : 'SdkClientError'), answer.message);
     return this.#fail(payment, error, changes);
   }
 

@@ -6,7 +6,9 @@ import type { ErrorName } from './errors.js';
  * notes), mapped to the catalogue entry the customer channel is answered with. A decline is a
  * business outcome with a 4xx: the channel tells its customer "no such customer" or "payee
  * blocked" instead of "try later". Every code not listed here (1xxx communication and 2xxx
- * server errors, the generic 5000, a missing or numeric statusCode) stays an outage (5xx).
+ * server errors, the generic 5000, a missing or numeric statusCode) stays an outage (5xx), except
+ * the switch connector's own refusal of a request as invalid (HTTP 400 with a numeric statusCode)
+ * at initiation, which outgoing-payments.ts answers as SwitchRefusedRequest.
  */
 const DECLINES: Readonly<Record<string, ErrorName>> = {
   // 3xxx: the request, the party or the id

@@ -9,6 +9,13 @@ import { AMOUNT_PATTERN } from '../domain/money.js';
 type JsonSchema = Record<string, unknown>;
 
 const text = (maxLength: number, description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength, description });
+/**
+ * The Mojaloop `Name` type, as the switch connector's outbound API checks `from.displayName`
+ * (api-snippets, sdk-scheme-adapter v2.1 components/schemas/Name.yaml): letters, digits and
+ * underscore, space, period, comma, apostrophe and hyphen, not only spaces, 1 to 128 of them.
+ * Checked here so that a name the switch would refuse is a 400 naming the field, not an outage.
+ */
+const MOJALOOP_NAME = "^(?!\\s*$)[\\w .,'-]{1,128}$";
 const currency = (description: string): JsonSchema => ({ type: 'string', pattern: '^[A-Z]{3}$', description });
 const money: JsonSchema = {
   type: 'object',
@@ -26,13 +33,13 @@ export const sendMoneyRequestSchema: JsonSchema = {
     sendAmount: { type: 'string', pattern: AMOUNT_PATTERN.source, description: 'Decimal amount as text, at most the currency\'s minor-unit digits' },
     sendCurrency: currency('Currency of sendAmount: the institution\'s currency (X_CURRENCY)'),
     receiveCurrency: currency('Currency the payee receives; differs from sendCurrency when the switch converts'),
-    transactionDescription: { type: 'string', maxLength: 128, description: 'Free text, sent to the switch as the note' },
+    transactionDescription: text(128, 'Free text, sent to the switch as the note (1 to 128 characters, as the switch requires)'),
     transactionType: { type: 'string', enum: ['TRANSFER'] },
     payer: {
       type: 'object',
       required: ['name', 'payerId'],
       properties: {
-        name: text(128, "Payer's name, sent as from.displayName"),
+        name: { type: 'string', pattern: MOJALOOP_NAME, description: "Payer's name, sent as from.displayName: letters, digits, spaces and . , ' - _ (the switch's Name type)" },
         payerId: text(128, "Payer's identifier, of the type SUPPORTED_ID_TYPE"),
         DateAndPlaceOfBirth: {
           type: 'object',

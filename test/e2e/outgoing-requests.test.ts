@@ -39,6 +39,11 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
       [sendMoneyBody({ transactionType: 'PAYMENT' }), 400, '3100', 'Generic validation error: body/transactionType must be equal to one of the allowed values'],
       [sendMoneyBody({ payeeId: '12ab' }), 400, '3100', 'Generic validation error: payeeId must be an E.164 number: digits with an optional leading +'],
       [sendMoneyBody({ payer: { name: 'Natasha Mulenga' } }), 400, '3102', "Missing mandatory element: body/payer must have required property 'payerId'"],
+      // What the switch connector's outbound API would refuse (its Name type, a note of 1 to 128
+      // characters) is refused here, naming the field, rather than answered as an outage.
+      [sendMoneyBody({ payer: { name: 'Natasha & Co (Mrs)', payerId: '260971000002' } }), 400, '3100', `Generic validation error: body/payer/name must match pattern "^(?!\\s*$)[\\w .,'-]{1,128}$"`],
+      [sendMoneyBody({ payer: { name: '   ', payerId: '260971000002' } }), 400, '3100', `Generic validation error: body/payer/name must match pattern "^(?!\\s*$)[\\w .,'-]{1,128}$"`],
+      [sendMoneyBody({ transactionDescription: '' }), 400, '3100', 'Generic validation error: body/transactionDescription must NOT have fewer than 1 characters'],
       [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '31-02-1990' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],
       [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2023' }) }), 400, '3100', 'Generic validation error: payer.DateAndPlaceOfBirth.BirthDt must be a calendar date written DD-MM-YYYY'],
       [sendMoneyBody({ payer: payer({ ...birth, BirthDt: '1995-11-30' }) }), 400, '3100', 'Generic validation error: body/payer/DateAndPlaceOfBirth/BirthDt must match pattern "^[0-9]{2}-[0-9]{2}-[0-9]{4}$"'],
@@ -91,7 +96,7 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
-  it('a switch error at initiation is an SDK client error; a retry answers it again without calling the switch', async () => {
+  it('a switch error at initiation is an SDK client error, a refusal of its validation a 400; a retry answers it again without calling the switch', async () => {
     h = await startHarness();
     const before = await balances(h);
     const failing = sendMoneyBody();
@@ -102,10 +107,9 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
 
     const invalid = sendMoneyBody();
     h.fakeSwitch.script(String(invalid['homeTransactionId']), { initiate: { status: 400 } });
-    expect(await h.callOutgoing('POST', '/send-money', invalid)).toEqual({
-      status: 503,
-      body: { statusCode: '2001', message: 'Switch connector request failed: HTTP 400, statusCode 400: validation failed' },
-    });
+    const refused = { status: 400, body: { statusCode: '3100', message: 'The scheme refused the request as invalid: HTTP 400, statusCode 400: validation failed' } };
+    expect(await h.callOutgoing('POST', '/send-money', invalid)).toEqual(refused);
+    expect(await h.callOutgoing('POST', '/send-money', invalid)).toEqual(refused);
 
     const hanging = sendMoneyBody();
     h.fakeSwitch.script(String(hanging['homeTransactionId']), { initiate: 'hang' });
