@@ -62,6 +62,11 @@ export class InboundSettlement {
         });
         this.logger.info({ transferId: transfer.transferId, code: error.code }, 'reservation declined');
         if (rejected === undefined) return this.reread(transfer.transferId);
+        // An earlier attempt's outcome was never known (a timeout, a 5xx): it may have held the
+        // amount before this one was declined (an institution that refuses a repeated reference,
+        // say), and nothing else would ever give that hold back. Released by the transferId, which
+        // releases nothing where nothing is held.
+        if (transfer.attempts > 0) await this.releaseLateReservation(rejected, 'declined after an attempt whose outcome was unknown');
         throw error;
       }
       await this.recordFailure(transfer, error);
@@ -75,23 +80,24 @@ export class InboundSettlement {
     });
     if (reserved !== undefined) return reserved;
     const current = await this.reread(transfer.transferId);
-    if (current.state === 'RELEASING' || current.state === 'ABORTED') await this.releaseLateReservation(current);
+    if (current.state === 'RELEASING' || current.state === 'ABORTED') await this.releaseLateReservation(current, 'reservation landed after the abort');
     return current;
   }
 
   /**
-   * An abort overtook this reservation: its release may have found nothing to release while the
-   * reserve was still on its way, so the hold the reserve just made is given back (release is
-   * idempotent). If that fails, the transfer is flagged: float may still be held for it.
+   * A hold that may exist for a transfer that will not use it: an abort overtook the reservation
+   * (its release may have found nothing to release while the reserve was still on its way), or a
+   * decline followed an attempt whose outcome was unknown. It is given back by the transferId
+   * (release is idempotent). If that fails, the transfer is flagged: float may still be held for it.
    */
-  private async releaseLateReservation(transfer: TransferRecord): Promise<void> {
+  private async releaseLateReservation(transfer: TransferRecord, why: string): Promise<void> {
     try {
       await this.coreBanking.release(transfer.transferId, { amount: transfer.payeeReceiveAmount, currency: transfer.currency });
-      this.logger.warn({ transferId: transfer.transferId, state: transfer.state }, 'reservation landed after the abort; released again');
+      this.logger.warn({ transferId: transfer.transferId, state: transfer.state }, `${why}; released again`);
     } catch (error) {
       const failed = { ...failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error), needsAttention: true };
       await this.store.recordTransferAttempt(transfer.transferId, transfer.state, failed);
-      this.logger.error({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, 'reservation landed after the abort and could not be released; release it by hand');
+      this.logger.error({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, `${why}, and the hold could not be released; release it by hand`);
     }
   }
 
@@ -183,6 +189,20 @@ export class InboundSettlement {
       needsAttention: true,
     });
     this.logger.error({ ...bindings, flagged }, 'doubtful notification: nothing moved; the switch connector will be asked');
+  }
+
+  /**
+   * The switch reported a final outcome the transfer's own final state contradicts (completed for
+   * a transfer released, aborted for one credited): no money moves, but the payee and the hub's
+   * settlement now disagree, which only an operator can settle. Flagged (needsAttention, the
+   * contradiction in lastError) and logged at error level, once.
+   */
+  async flagContradiction(transfer: TransferRecord, notifiedState: string): Promise<void> {
+    const lastError = `the switch reported ${notifiedState}, but the transfer is ${transfer.state}: reconcile by hand`;
+    const bindings = { transferId: transfer.transferId, state: transfer.state, notifiedState };
+    if (transfer.needsAttention && transfer.lastError === lastError) return;
+    const flagged = await this.store.recordTransferAttempt(transfer.transferId, transfer.state, { lastError, needsAttention: true });
+    this.logger.error({ ...bindings, flagged }, `transfer needs manual attention: ${lastError}`);
   }
 
   /** A compare-and-set transition the state machine (src/domain/inbound-transfer.ts) allows. */

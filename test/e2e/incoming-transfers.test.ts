@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { accountOf, balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -106,6 +108,36 @@ describe('incoming transfers: reservation', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a reserve applied but answered after the timeout, then declined when repeated, gives the hold back', async () => {
+    // The institution holds the amount on the first reserve but answers too late; it refuses the
+    // repeat of a reference it has already used (as some institutions do).
+    let reserves = 0;
+    h = await startHarness({
+      overrides: {
+        wrapCoreBanking: (inner) =>
+          interceptCoreBanking(inner, async (operation, call) => {
+            if (operation !== 'reserve') return call();
+            reserves += 1;
+            if (reserves === 1) {
+              await call();
+              throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
+            }
+            throw new ConnectorError('TransferStateConflict', 'reference already used');
+          }),
+      },
+    });
+    const before = await balances(h);
+    const { quoteBody, quoteAnswer } = await quoteFor('100');
+    const body = transferRequest(quoteBody, quoteAnswer);
+    expect((await h.call('POST', '/transfers', body)).status).toBe(504);
+    expect((await balances(h)).float.held).toBe('99');
+    // The switch's retry: declined, so REJECTED; the hold the first attempt made is released.
+    expect(await h.call('POST', '/transfers', body)).toEqual({ status: 409, body: { statusCode: '3106', message: 'Transfer already finished differently' } });
+    expect((await h.call('GET', `/transfers/${String(body['transferId'])}`)).body).toMatchObject({ transferState: 'ABORTED' });
+    expect(reserves).toBe(2);
+    expect(await balances(h)).toEqual(before);
   });
 
   it('refuses an expired quote with 3302', async () => {
@@ -219,6 +251,10 @@ describe('incoming transfers: notification', () => {
     });
     expect(await balances(h)).toEqual(before);
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'ABORTED' });
+    // The hub and the payee side now disagree: flagged for an operator, with what the switch said.
+    expect((await h.callOperations('GET', `/operations/items/incoming_transfer/${transferId}`)).body).toMatchObject({
+      item: { state: 'ABORTED', needsAttention: true, lastError: 'the switch reported COMPLETED, but the transfer is ABORTED: reconcile by hand' },
+    });
   });
 
   it('an abort after the commit moves nothing and answers a conflict', async () => {
@@ -230,6 +266,9 @@ describe('incoming transfers: notification', () => {
     expect(late.status).toBe(409);
     expect(late.body).toMatchObject({ statusCode: '3106' });
     expect(await balances(h)).toEqual(committed);
+    expect((await h.callOperations('GET', `/operations/items/incoming_transfer/${transferId}`)).body).toMatchObject({
+      item: { state: 'COMMITTED', needsAttention: true, lastError: 'the switch reported ERROR_OCCURRED, but the transfer is COMMITTED: reconcile by hand' },
+    });
   });
 
   it('unknown transfer 404 3208; malformed transfer id 400', async () => {
