@@ -200,7 +200,7 @@ export class OutgoingPayments {
         throw paymentError(await this.deps.settlement.abort(payment, ['QUOTED'], expired, { acceptQuote: false }));
       }
       const moved = await this.deps.settlement.tryMove(payment, ['QUOTED'], payment.flow === 'bank' ? 'ACCEPTING' : 'COLLECTING', {});
-      if (moved !== undefined) return this.#answerAccepted(await this.#driveAccepted(moved));
+      if (moved !== undefined) return this.#answerAccepted(await this.#driveAccepted(moved, { repeat: false }));
       payment = await this.deps.settlement.reread(payment.homeTransactionId);
     }
     // Found ACCEPTING, moved there by someone else: another replica is at the switch with it (or
@@ -208,15 +208,18 @@ export class OutgoingPayments {
     // it accepts: a second accept could come back as an error and refund a customer whose
     // transfer completed. Wait for that outcome instead, as a retry in one process does.
     if (payment.state === 'ACCEPTING') return this.#answerAccepted({ payment: await this.#awaitLeaving('ACCEPTING', payment) });
-    return this.#answerAccepted(await this.#driveAccepted(payment));
+    return this.#answerAccepted(await this.#driveAccepted(payment, { repeat: true }));
   }
 
-  /** Takes an accepted payment as far as it goes now. */
-  async #driveAccepted(payment: Payment): Promise<{ payment: Payment; collectStatus?: string }> {
+  /**
+   * Takes an accepted payment as far as it goes now. `repeat`: found already accepted (a retried
+   * accept), so a prompt may have been sent before (see OutgoingSettlement.collect).
+   */
+  async #driveAccepted(payment: Payment, options: { readonly repeat: boolean }): Promise<{ payment: Payment; collectStatus?: string }> {
     const { settlement } = this.deps;
     switch (payment.state) {
       case 'COLLECTING': {
-        const collected = await settlement.collect(payment);
+        const collected = await settlement.collect(payment, options);
         return collected.status === undefined ? { payment: collected.payment } : { payment: collected.payment, collectStatus: collected.status };
       }
       case 'ACCEPTING':

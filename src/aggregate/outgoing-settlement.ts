@@ -135,8 +135,14 @@ export class OutgoingSettlement {
     return refunded;
   }
 
-  /** COLLECTING: asks the institution to debit the customer (payment prompt), keyed by the transferId. */
-  async collect(payment: Payment): Promise<{ payment: Payment; status?: InstitutionTransactionStatus }> {
+  /**
+   * COLLECTING: asks the institution to debit the customer (payment prompt), keyed by the
+   * transferId. `repeat`: a prompt may already have been sent under this reference (a channel's
+   * retried accept, the recovery worker): a decline then does not prove that nothing was debited,
+   * since the earlier prompt may still be live (its call still on its way, or answered after its
+   * timeout), so the institution's status of the reference decides instead.
+   */
+  async collect(payment: Payment, options: { readonly repeat?: boolean } = {}): Promise<{ payment: Payment; status?: InstitutionTransactionStatus }> {
     assert(payment.state === 'COLLECTING', `collect from ${payment.state}`);
     const transferId = transferIdOf(payment);
     assert(payment.debitAmount !== null, `collect for ${payment.homeTransactionId} without a debit amount`);
@@ -150,12 +156,26 @@ export class OutgoingSettlement {
       });
     } catch (error) {
       if (isDecline(error)) {
+        if (options.repeat === true) return { payment: await this.afterDeclinedRepeat(payment, transferId, error) };
         return { payment: await this.abort(payment, ['COLLECTING'], error, { acceptQuote: false }) };
       }
       return { payment: await this.recordFailure(payment, error) };
     }
     const reference = result.institutionReference === undefined ? {} : { institutionReference: result.institutionReference };
     return { payment: await this.applyDebitStatus(payment, result.status, reference), status: result.status };
+  }
+
+  /** A repeated prompt was declined: the institution's status of the reference decides (see collect). */
+  private async afterDeclinedRepeat(payment: Payment, transferId: string, decline: ConnectorError): Promise<Payment> {
+    let status: InstitutionTransactionStatus;
+    try {
+      status = await this.coreBanking.transactionStatus(transferId);
+    } catch (error) {
+      return this.recordFailure(payment, error);
+    }
+    this.logger.warn({ transferId, state: payment.state, code: decline.code, institutionStatus: status }, 'repeated prompt declined; the institution\'s status of the reference decides');
+    if (status === 'not-found') return this.abort(payment, ['COLLECTING'], decline, { acceptQuote: false });
+    return this.applyDebitStatus(payment, status);
   }
 
   /**

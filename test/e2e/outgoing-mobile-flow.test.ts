@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
 import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
@@ -176,6 +178,47 @@ describe('outgoing payments, mobile-operator flow', () => {
     expect(switchPuts()).toEqual([{ acceptQuote: false }]);
     expect(((await h.callOutgoing('GET', `/send-money/${transferId}`)).body as Body)['state']).toBe('ABORTED');
     expect(await balances(h)).toEqual(before);
+  });
+
+  it('a repeated prompt the institution declines, while the first one is live, waits on the institution\'s status instead of aborting', async () => {
+    // The first prompt reaches the customer but is answered after the timeout; the institution
+    // refuses a second prompt under the same reference.
+    let collects = 0;
+    h = await startHarness({
+      env: MOBILE,
+      overrides: {
+        wrapCoreBanking: (inner) =>
+          interceptCoreBanking(inner, async (operation, call) => {
+            if (operation !== 'collect') return call();
+            collects += 1;
+            if (collects === 1) {
+              await call();
+              throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
+            }
+            throw new ConnectorError('ModifiedRequest', 'a transaction with this id exists');
+          }),
+      },
+    });
+    const body = sendMoneyBody();
+    const terms = await initiate(h, body);
+    const transferId = String(terms['transferId']);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 202,
+      body: { homeTransactionId: body['homeTransactionId'], transferId, state: 'COLLECTING', collection: { status: 'unknown' } },
+    });
+    // The channel retries the accept: the second prompt is declined, the first is still pending.
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 202,
+      body: { homeTransactionId: body['homeTransactionId'], transferId, state: 'AWAITING_DEBIT', collection: { status: 'pending' } },
+    });
+    expect(collects).toBe(2);
+    expect(switchPuts()).toEqual([]);
+    // The customer approves the first prompt: the payment completes.
+    await approve(transferId, true);
+    expect(await callback(transferId, 'TS')).toEqual({ status: 200, body: {} });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
   });
 
   it('aborted by an operator, a retried accept is 409 (not 500), and a debit the institution confirms afterwards is flagged for a refund by hand', async () => {
