@@ -156,7 +156,30 @@ function getTransfer(context: Context, transferId: string, response: ServerRespo
   const entry = context.transfers.get(transferId);
   if (entry === undefined) return send(response, 404, { statusCode: '3208', message: 'not found' });
   if (entry.state === 'COMPLETED') return send(response, 200, { ...hubAnswer(transferId, 'COMMITTED').body, homeTransactionId: entry.homeTransactionId });
+  // Never prepared (its quote not accepted yet, or declined): the hub has no such transfer.
+  if (entry.state.startsWith('WAITING_FOR_') || entry.state === 'ABORTED') {
+    const answer = hubHasNoSuchTransfer(transferId);
+    return send(response, answer.status, answer.body);
+  }
   send(response, 200, { transferId, homeTransactionId: entry.homeTransactionId, currentState: entry.state });
+}
+
+/**
+ * GET /transfers/{id} as the switch connector answers it when the hub has no such transfer: the
+ * hub's error callback (3208) ends its query in error, answered as HTTP 500 with the code at the
+ * top and in the transfer's last error (sdk-scheme-adapter, OutboundTransfersModel `_getTransfer`
+ * and the outbound server's error handler).
+ */
+export function hubHasNoSuchTransfer(transferId: string): { status: 500; body: Record<string, unknown> } {
+  const errorInformation = { errorCode: '3208', errorDescription: 'Transfer ID not found' };
+  return {
+    status: 500,
+    body: {
+      statusCode: '3208',
+      message: 'Transfer ID not found',
+      transferState: { transferId, currentState: 'ERROR_OCCURRED', lastError: { httpStatusCode: 500, mojaloopError: { errorInformation } } },
+    },
+  };
 }
 
 /**

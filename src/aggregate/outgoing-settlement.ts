@@ -36,6 +36,9 @@ export class OutgoingSettlement {
     switch (answer.outcome) {
       case 'answered': {
         const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
+        // COMPLETED with the hub's own ABORTED (an answer the switch connector took from the hub's
+        // reply to a query) is no completion: the switch is asked again.
+        if (switchState === 'COMPLETED' && answer.transfer.hubState === 'ABORTED') return this.startConfirming(payment, 'switch answered COMPLETED with the hub\'s ABORTED');
         if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
         if (switchState === 'ERROR_OCCURRED' || switchState === 'ABORTED') {
           return this.startRefund(payment, `switch answered ${switchState}`, `switch answered ${switchState}`, switchState);
@@ -83,6 +86,13 @@ export class OutgoingSettlement {
       case 'WAITING_FOR_QUOTE_ACCEPTANCE':
         if (options.acceptLost === true) return this.withdraw(payment);
         return this.recordFailure(payment, new Error(`switch gives no final state (${status.currentState})`));
+      case 'NOT_AT_HUB':
+        // The hub never received the transfer. Once the accept is older than the switch can take
+        // on it, no prepare is still on its way (and the switch connector, whose query of the hub
+        // failed, will not prepare it any more): nothing will move, the customer is refunded.
+        // Sooner, a prepare may still be on its way: asked again later.
+        if (options.acceptLost === true) return this.startRefund(payment, 'the hub never received the transfer', 'the hub has no such transfer (3208) after the accept\'s time', 'ABORTED');
+        return this.recordFailure(payment, new Error('the hub has no such transfer yet (3208)'));
       case 'UNKNOWN':
       case 'ERROR_OCCURRED':
       case 'WAITING_FOR_PARTY_ACCEPTANCE':

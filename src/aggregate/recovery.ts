@@ -127,6 +127,10 @@ export class InboundRecovery {
       case 'ABORTED':
         await this.incoming.finishRelease(transfer, 'ABORTED');
         return true;
+      case 'NOT_AT_HUB':
+        // The hub has no such transfer: it will never commit one it never prepared.
+        await this.incoming.finishRelease(transfer, 'ABORTED');
+        return true;
       case 'UNKNOWN':
       case 'ERROR_OCCURRED':
       case 'WAITING_FOR_PARTY_ACCEPTANCE':

@@ -59,6 +59,11 @@ export interface ConversionTerms {
 export interface OutboundTransfer {
   readonly transferId?: string;
   readonly currentState?: string;
+  /**
+   * fulfil.body.transferState: the hub's own word on the transfer, when the switch connector
+   * passes the hub's answer on (its `currentState` COMPLETED says only that the hub answered).
+   */
+  readonly hubState?: string;
   /** getPartiesResponse.body.party.name, or its personalInfo.complexName joined. */
   readonly payeeName?: string;
   readonly quote?: ReturnedQuote;

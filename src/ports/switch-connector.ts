@@ -19,10 +19,11 @@ export type SwitchTransferState =
 
 export interface SwitchTransferStatus {
   /**
-   * 'UNKNOWN' when the switch connector does not know the transfer, or reports no state that
-   * settles its outcome (e.g. ERROR_OCCURRED for a reason other than 3208, transfer not found).
+   * 'NOT_AT_HUB' when the hub answered that it has no such transfer (3208): nothing was prepared
+   * there, so far. 'UNKNOWN' when the switch connector reports no state that settles the outcome
+   * (ERROR_OCCURRED for another reason, the hub's RESERVED or RECEIVED, a 404 of its own).
    */
-  readonly currentState: SwitchTransferState | 'UNKNOWN';
+  readonly currentState: SwitchTransferState | 'NOT_AT_HUB' | 'UNKNOWN';
 }
 
 /** One identifier as the platform registers it (POST /accounts item). */

@@ -7,7 +7,7 @@ import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
-import { hubAnswer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { hubAnswer, hubHasNoSuchTransfer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
 import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
@@ -224,11 +224,9 @@ describe('recovery', () => {
       expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
       expect((await balances(h)).float.held).toBe('14.85');
     }
-    // The hub saying it never saw the transfer (3208) is an explicit answer: released.
-    h.fakeSwitch.setTransferStatus(transferId, {
-      status: 200,
-      body: { transferId, currentState: 'ERROR_OCCURRED', lastError: { mojaloopError: { errorInformation: { errorCode: '3208' } } } },
-    });
+    // The hub saying it has no such transfer (3208, which the switch connector answers as an HTTP
+    // 500) is an explicit answer: released.
+    h.fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
     h.clock.advance(600_000);
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect((await balances(h)).float.held).toBe('0');

@@ -196,6 +196,21 @@ describe('outgoing payments, bank flow: refunds', () => {
     return { transferId, home, accepted: await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true }) };
   }
 
+  it('an accept answered COMPLETED with the hub\'s own ABORTED is no completion: the switch is asked until the hub\'s word settles it', async () => {
+    h = await startHarness();
+    const { transferId, accepted } = await acceptedWith({
+      accept: { status: 200, body: { currentState: 'COMPLETED', fulfil: { body: { transferState: 'ABORTED' } } } },
+    });
+    expect(accepted).toEqual({ status: 504, body: { statusCode: '2004', message: `Switch connector timed out: outcome not known yet; see GET /send-money/${transferId}` } });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    h.clock.advance(10_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
   it('a switch error (500) after the channel debit refunds the customer exactly once', async () => {
     h = await startHarness();
     const before = await balances(h);
@@ -264,10 +279,45 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 
-  it('an accept that never reached the switch (it still waits after its time limit) is withdrawn with acceptQuote false; ABORTED refunds once', async () => {
+  it('an accept that never reached the hub: the hub has no such transfer (3208) once the switch\'s time limit has passed, so the customer is refunded once, with no second accept', async () => {
+    h = await startHarness();
+    // The switch connector's model still waits for the accept; asked, it queries the hub, which
+    // answers 3208: an HTTP 500 (hubHasNoSuchTransfer, the real shape).
+    const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
+    expect(accepted.status).toBe(504);
+    const puts = (): unknown[] => h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
+    // Within the switch's limit (SDK_TRANSFER_TIMEOUT_MS 1500 + 5 s) a prepare may still be on its way: asked again later.
+    h.clock.advance(6_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect(puts()).toEqual([{ acceptQuote: true }]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', lastError: 'the hub has no such transfer yet (3208)' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    // Past it (and the backoff), nothing will be prepared any more: refunded, the switch sent nothing more.
+    h.clock.advance(2_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(puts()).toEqual([{ acceptQuote: true }]);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'REFUNDED',
+      switchState: 'ABORTED',
+      needsAttention: false,
+      error: {
+        statusCode: '2001',
+        name: 'SdkClientError',
+        message: 'Switch connector request failed: the switch did not complete the transfer (the hub never received the transfer); the customer is refunded',
+      },
+    });
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(puts()).toHaveLength(1);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('an accept that never reached a switch connector that reports the quote still waiting after its time limit is withdrawn with acceptQuote false; ABORTED refunds once', async () => {
     h = await startHarness();
     const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
     expect(accepted.status).toBe(504);
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
     const puts = (): unknown[] => h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
     // Within the switch's limit (SDK_TRANSFER_TIMEOUT_MS 1500 + 5 s) the waiting state is only asked about again.
     h.clock.advance(6_000);
@@ -275,6 +325,7 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect(puts()).toEqual([{ acceptQuote: true }]);
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
     // Past it (and the backoff), the switch still waiting means the accept was lost: withdrawn, not sent a second time.
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
     h.clock.advance(2_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect(puts()).toEqual([{ acceptQuote: true }, { acceptQuote: false }]);
@@ -298,6 +349,7 @@ describe('outgoing payments, bank flow: refunds', () => {
   it('a withdrawal the switch does not confirm refunds nothing: the payment stays CONFIRMING until the switch says', async () => {
     h = await startHarness();
     const { transferId } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE', decline: { status: 500 } });
+    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
     h.clock.advance(7_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({

@@ -141,7 +141,7 @@ describe('outgoing payments survive a restart', () => {
     expect((await second.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
       state: 'CONFIRMING',
       attempts: 1,
-      lastError: 'switch gives no final state (WAITING_FOR_QUOTE_ACCEPTANCE)',
+      lastError: 'the hub has no such transfer yet (3208)',
     });
     expect(fakeSwitch.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([`/transfers/${transferId}`]);
     expect((await balances(second)).of(PAYER_ACCOUNT).balance).toBe('1100.5');

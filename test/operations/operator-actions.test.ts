@@ -44,7 +44,7 @@ describe('operator actions', () => {
       h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome, reason: 'switch portal shows the transfer aborted' });
 
     // The switch has not decided: nothing moves.
-    expect(await apply('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports WAITING_FOR_QUOTE_ACCEPTANCE, not ABORTED; nothing changed' } });
+    expect(await apply('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports NOT_AT_HUB, not ABORTED; nothing changed' } });
     h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
     // The operator expected another outcome than the switch's: nothing moves.
     expect(await apply('COMPLETED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports ABORTED, not COMPLETED; nothing changed' } });

@@ -12,12 +12,15 @@ export function readOutboundTransfer(body: unknown): OutboundTransfer {
   const reader = new FieldReader(malformed);
   const transferId = reader.string(body, 'transferId');
   const currentState = reader.string(body, 'currentState');
+  const fulfil = reader.object(body, 'fulfil.body');
+  const hubState = fulfil === undefined ? undefined : reader.string(fulfil, 'transferState');
   const payeeName = payeeNameOf(body, reader);
   const quoteBody = reader.object(body, 'quoteResponse.body');
   const termsBody = reader.object(body, 'fxQuotesResponse.body.conversionTerms');
   return {
     ...(transferId === undefined ? {} : { transferId }),
     ...(currentState === undefined ? {} : { currentState }),
+    ...(hubState === undefined ? {} : { hubState }),
     ...(payeeName === undefined ? {} : { payeeName }),
     ...(quoteBody === undefined ? {} : { quote: readQuote(quoteBody, reader) }),
     ...(termsBody === undefined ? {} : { conversion: readConversion(termsBody, reader) }),

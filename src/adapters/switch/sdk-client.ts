@@ -45,6 +45,9 @@ export class SdkClient implements SwitchConnector {
   async getTransfer(transferId: string): Promise<SwitchTransferStatus> {
     const response = await this.call('GET', `/transfers/${encodeURIComponent(transferId)}`, undefined, this.options.timeoutMs);
     if (response.status === 404) return { currentState: 'UNKNOWN' };
+    // The hub's "no such transfer" reaches the switch connector as an error callback, which it
+    // answers with an HTTP 500 whose statusCode (and transferState.lastError) is 3208.
+    if (response.status >= 400 && hubHasNoSuchTransfer(response.body)) return { currentState: 'NOT_AT_HUB' };
     if (response.status >= 400) throw sdkError(response);
     return { currentState: transferStatusOf(response.body) };
   }
@@ -186,12 +189,18 @@ export function transferStatusOf(body: unknown): SwitchTransferStatus['currentSt
   const fulfilState = pick(body, ['fulfil', 'body', 'transferState']);
   if (fulfilState !== undefined) return fulfilState === 'COMMITTED' ? 'COMPLETED' : fulfilState === 'ABORTED' ? 'ABORTED' : 'UNKNOWN';
   if (body['currentState'] === 'ABORTED') return 'ABORTED';
-  const errorCode = pick(body, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
-  if (body['currentState'] === 'ERROR_OCCURRED' && errorCode === '3208') return 'ABORTED';
+  if (body['currentState'] === 'ERROR_OCCURRED' && hubHasNoSuchTransfer(body)) return 'NOT_AT_HUB';
   // Still waiting for an acceptance: reported as such (for an outgoing payment whose accept was
   // lost, this is what tells the connector to withdraw the quote). Never a final state.
   const waiting = WAITING_STATES.find((state) => state === body['currentState']);
   return waiting ?? 'UNKNOWN';
+}
+
+/** Whether a switch connector's answer carries the hub's 3208 (no such transfer), at its top or in its transfer's last error. */
+function hubHasNoSuchTransfer(body: unknown): boolean {
+  if (!isObject(body)) return false;
+  const lastError = (at: unknown): unknown => pick(at, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
+  return errorStatusCode(body) === '3208' || lastError(body) === '3208' || lastError(body['transferState']) === '3208';
 }
 
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */

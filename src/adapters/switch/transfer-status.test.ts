@@ -16,7 +16,7 @@ describe('transferStatusOf: only the switch\'s explicit words are outcomes', () 
     [{ currentState: 'ERROR_OCCURRED', fulfil: { body: { transferState: 'COMMITTED' } } }, 'COMPLETED'],
     [{ currentState: 'ABORTED' }, 'ABORTED'],
     [{ currentState: 'ERROR_OCCURRED', fulfil: { body: { transferState: 'ABORTED' } } }, 'ABORTED'],
-    [{ currentState: 'ERROR_OCCURRED', lastError: { mojaloopError: { errorInformation: { errorCode: '3208' } } } }, 'ABORTED'],
+    [{ currentState: 'ERROR_OCCURRED', lastError: { mojaloopError: { errorInformation: { errorCode: '3208' } } } }, 'NOT_AT_HUB'],
     [{ currentState: 'ERROR_OCCURRED', lastError: { mojaloopError: { errorInformation: { errorCode: '5100' } } } }, 'UNKNOWN'],
     [{ currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' }, 'WAITING_FOR_QUOTE_ACCEPTANCE'],
     [{ currentState: 'WAITING_FOR_PARTY_ACCEPTANCE' }, 'WAITING_FOR_PARTY_ACCEPTANCE'],
