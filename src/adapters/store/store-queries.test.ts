@@ -333,11 +333,20 @@ describe('a reconciliation\'s records: those last changed in its period, read in
         const found = await visited(reader);
         expect([found.transfers.length, found.payments.length]).toEqual([1_000 + expected.transfers.length, 1_000 + expected.payments.length]);
       });
-      // A statement per state, and a second page for the state with 1,001 records (COMMITTED, COMPLETED).
-      expect(plans).toEqual([
-        ...[...INBOUND_TRANSFER_STATES, 'COMMITTED'].map(() => ['inbound_transfers_stale']),
-        ...[...OUTGOING_STATES, 'COMPLETED'].map(() => ['outgoing_payments_stale']),
-      ]);
+      // A statement per state, and a second page for the state with 1,001 records (COMMITTED,
+      // COMPLETED), which goes through (state, updated_at). A state of one record may be read
+      // through any index that starts with the state (the planner's choice varies with ANALYZE's
+      // sample); none reads the table whole.
+      const pagesOf = (table: string, states: readonly string[], large: string) =>
+        states.flatMap((state) => (state === large ? [{ table, large: true }, { table, large: true }] : [{ table, large: false }]));
+      const statements = [...pagesOf('inbound_transfers', INBOUND_TRANSFER_STATES, 'COMMITTED'), ...pagesOf('outgoing_payments', OUTGOING_STATES, 'COMPLETED')];
+      const stateIndexes = (table: string) => [`${table}_stale`, `${table}_due`, `${table}_state_created`];
+      expect(plans.map((plan, index) => {
+        const statement = statements[index];
+        if (statement === undefined) return `unexpected: ${plan.join(', ')}`;
+        if (statement.large) return plan.join(', ');
+        return plan.length === 1 && stateIndexes(statement.table).includes(plan[0] ?? '') ? `${statement.table}: an index on its state` : plan.join(', ');
+      })).toEqual(statements.map(({ table, large }) => (large ? `${table}_stale` : `${table}: an index on its state`)));
       // Run again and again on one connection of the store's own pool, none is a prepared
       // statement there: each is planned with its values. Prepared, PostgreSQL gave the period's
       // read after five runs one plan for any values (4 of 9 here), which walked the created_at
