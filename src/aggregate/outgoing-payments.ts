@@ -316,11 +316,8 @@ export class OutgoingPayments {
       return this.#ignoreCallback(payment, code);
     }
     const status = await this.deps.coreBanking.transactionStatus(payment.transferId);
-    const bindings = { transferId: payment.transferId, state: payment.state, code, institutionStatus: status };
     if (status !== 'succeeded') return this.#ignoreCallback(payment, code);
-    const lastError = 'the institution reports the customer debited after the payment was aborted: refund the customer by hand';
-    await this.deps.store.recordAttempt(payment.homeTransactionId, 'ABORTED', { needsAttention: true, lastError });
-    this.deps.logger.error(bindings, `outgoing payment needs manual attention: ${lastError}`);
+    await this.deps.settlement.flagDebitAfterAbort(payment);
   }
 
   #ignoreCallback(payment: Payment, code: string): void {

@@ -216,9 +216,26 @@ export class OutgoingSettlement {
    */
   async debitSucceeded(payment: Payment, changes: OutgoingChanges): Promise<Payment> {
     const accepting = await this.tryMove(payment, ['COLLECTING', 'AWAITING_DEBIT'], 'ACCEPTING', changes);
-    if (accepting === undefined) return this.reread(payment.homeTransactionId);
+    if (accepting === undefined) {
+      const current = await this.reread(payment.homeTransactionId);
+      // Aborted meanwhile (another replica's declined repeat prompt, an operator): the debit now
+      // confirmed will be refunded by nobody on its own.
+      if (current.state === 'ABORTED') await this.flagDebitAfterAbort(current);
+      return current;
+    }
     this.logger.info({ transferId: accepting.transferId, state: 'ACCEPTING' }, 'customer debited; accepting the quote');
     return this.accept(accepting);
+  }
+
+  /**
+   * A payment ABORTED before its debit was known, which the institution now reports debited:
+   * nothing refunds it on its own, so it is flagged for an operator (once) and logged at error level.
+   */
+  async flagDebitAfterAbort(payment: Payment): Promise<void> {
+    if (payment.needsAttention) return;
+    const lastError = 'the institution reports the customer debited after the payment was aborted: refund the customer by hand';
+    await this.store.recordAttempt(payment.homeTransactionId, 'ABORTED', { needsAttention: true, lastError });
+    this.logger.error({ transferId: payment.transferId, state: payment.state }, `outgoing payment needs manual attention: ${lastError}`);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { ConnectorError } from '../../src/domain/errors.js';
@@ -219,6 +220,34 @@ describe('outgoing payments, mobile-operator flow', () => {
     expect(switchPuts()).toEqual([{ acceptQuote: true }]);
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED' });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+  });
+
+  it('a debit the institution confirms for a payment another actor aborted meanwhile is flagged for a refund by hand', async () => {
+    let home = '';
+    h = await startHarness({
+      env: MOBILE,
+      overrides: {
+        wrapCoreBanking: (inner) =>
+          interceptCoreBanking(inner, async (operation, call) => {
+            if (operation !== 'collect') return call();
+            await call();
+            // Meanwhile another replica aborted the payment (its own repeated prompt declined).
+            await sql`update outgoing_payments set state = 'ABORTED' where home_transaction_id = ${home}`.execute(h.app.database.reader());
+            return { status: 'succeeded' } as never;
+          }),
+      },
+    });
+    const body = sendMoneyBody();
+    home = String(body['homeTransactionId']);
+    const terms = await initiate(h, body);
+    const transferId = String(terms['transferId']);
+    await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'ABORTED',
+      needsAttention: true,
+      lastError: 'the institution reports the customer debited after the payment was aborted: refund the customer by hand',
+    });
+    expect(switchPuts()).toEqual([]);
   });
 
   it('aborted by an operator, a retried accept is 409 (not 500), and a debit the institution confirms afterwards is flagged for a refund by hand', async () => {
