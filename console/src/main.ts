@@ -41,7 +41,20 @@ interface Detail {
 const INCOMING_STATES = ['RECEIVED', 'RESERVED', 'COMMITTING', 'COMMITTED', 'RELEASING', 'ABORTED', 'REJECTED'];
 const OUTGOING_STATES = ['INITIATING', 'QUOTED', 'COLLECTING', 'AWAITING_DEBIT', 'ACCEPTING', 'CONFIRMING', 'REFUNDING', 'COMPLETED', 'REFUNDED', 'ABORTED', 'FAILED'];
 /** What an operator may record by hand, by state (the server checks it again). */
-const MANUAL_OUTCOMES: Readonly<Record<string, string>> = { COMMITTING: 'COMMITTED', RELEASING: 'ABORTED', REFUNDING: 'REFUNDED', COLLECTING: 'ABORTED', AWAITING_DEBIT: 'ABORTED' };
+const MANUAL_OUTCOMES: Readonly<Record<string, string>> = {
+  COMMITTING: 'COMMITTED',
+  RELEASING: 'ABORTED',
+  REFUNDING: 'REFUNDED',
+  COLLECTING: 'ABORTED',
+  AWAITING_DEBIT: 'ABORTED',
+  // A flagged item in a final state: resolved to itself, its flag cleared (settled out of band).
+  COMMITTED: 'COMMITTED',
+  ABORTED: 'ABORTED',
+  REJECTED: 'REJECTED',
+  COMPLETED: 'COMPLETED',
+  REFUNDED: 'REFUNDED',
+  FAILED: 'FAILED',
+};
 const TOKEN_KEY = 'operator-token';
 
 function element<T extends HTMLElement>(id: string, type: new () => T): T {
@@ -290,6 +303,7 @@ function describeAction(action: string, item: Item, outcome: string): string {
   const what = `${item.subject === 'incoming_transfer' ? 'incoming transfer' : 'outgoing payment'} ${item.id} (now ${item.state})`;
   if (action === 'retry') return `Make ${what} due now: the recovery worker tries its next step at once.`;
   if (action === 'switch') return `Ask the switch for ${what} and apply its outcome only if it reports ${outcome}${outcome === 'ABORTED' ? ': the customer is refunded once' : ''}.`;
+  if (outcome === item.state) return `Clear the flag of ${what}: you settled it out of band. Its state stays ${outcome}; the connector moves no money; it is recorded with your name, reason and evidence.`;
   return `Record ${what} as ${outcome} on the institution's word. The connector moves no money for this; it is recorded with your name, reason and evidence.`;
 }
 

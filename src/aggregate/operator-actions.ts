@@ -38,6 +38,13 @@ const MANUAL_OUTCOMES_OUTGOING: Readonly<Partial<Record<OutgoingState, OutgoingS
   COLLECTING: 'ABORTED',
   AWAITING_DEBIT: 'ABORTED',
 };
+/**
+ * Final states an item may still be flagged in (a contradicting notification, a debit confirmed
+ * after an abort, a hold that could not be released): resolved to the same state, the flag is
+ * cleared, with the operator's evidence that it was settled out of band; nothing else changes.
+ */
+const FINAL_INCOMING: readonly InboundTransferState[] = ['COMMITTED', 'ABORTED', 'REJECTED'];
+const FINAL_OUTGOING: readonly OutgoingState[] = ['COMPLETED', 'REFUNDED', 'ABORTED', 'FAILED'];
 
 export interface OperatorActionsDeps {
   readonly inboundStore: InboundStore;
@@ -121,6 +128,11 @@ export class OperatorActions {
     return this.#as(request, 'resolve', subject, id, async () => {
       if (subject === 'incoming_transfer') {
         const transfer = await this.#transfer(id);
+        if (FINAL_INCOMING.includes(transfer.state) && outcome === transfer.state) {
+          if (!transfer.needsAttention) throw refused(`the transfer is ${transfer.state} and not flagged; there is nothing to resolve`);
+          if (!(await this.deps.inboundStore.recordTransferAttempt(id, transfer.state, changes))) throw busy(await this.#transfer(id), transfer.state);
+          return this.#transfer(id);
+        }
         const allowed = MANUAL_OUTCOMES_INCOMING[transfer.state];
         if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(transfer.state, outcome, allowed));
         if (!transfer.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
@@ -130,6 +142,12 @@ export class OperatorActions {
         return moved;
       }
       const payment = await this.#payment(id);
+      if (FINAL_OUTGOING.includes(payment.state) && outcome === payment.state) {
+        if (!payment.needsAttention) throw refused(`the payment is ${payment.state} and not flagged; there is nothing to resolve`);
+        const cleared = await this.deps.outgoing.exclusive(payment.homeTransactionId, () => this.deps.outgoingStore.recordAttempt(payment.homeTransactionId, payment.state, changes));
+        if (!cleared) throw busy(await this.#payment(id), payment.state);
+        return this.#payment(id);
+      }
       const allowed = MANUAL_OUTCOMES_OUTGOING[payment.state];
       if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(payment.state, outcome, allowed));
       if (!payment.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
@@ -178,6 +196,7 @@ function busy(current: { readonly state: string }, expected: string): ConnectorE
 }
 
 function manualRefusal(state: string, outcome: string, allowed: string | undefined): string {
+  if (allowed === undefined && (FINAL_INCOMING as readonly string[]).concat(FINAL_OUTGOING).includes(state)) return `an item in ${state} can only be resolved by hand to ${state} (clearing its flag), not ${outcome}`;
   if (allowed === undefined) return `an item in ${state} cannot be resolved by hand`;
   return `an item in ${state} can only be resolved by hand to ${allowed}, not ${outcome}`;
 }

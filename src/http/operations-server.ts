@@ -54,7 +54,7 @@ const resolveBody = {
   type: 'object',
   required: ['outcome', 'reason', 'evidence'],
   additionalProperties: false,
-  properties: { outcome: { type: 'string', enum: ['COMMITTED', 'ABORTED', 'REFUNDED'] }, reason: textField(500), evidence: textField(500) },
+  properties: { outcome: { type: 'string', enum: ['COMMITTED', 'ABORTED', 'REFUNDED', 'REJECTED', 'COMPLETED', 'FAILED'] }, reason: textField(500), evidence: textField(500) },
 } as const;
 const itemParams = {
   type: 'object',

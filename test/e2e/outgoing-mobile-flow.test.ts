@@ -275,6 +275,10 @@ describe('outgoing payments, mobile-operator flow', () => {
     });
     expect(switchPuts()).toEqual([]);
     expect(await balances(h)).toEqual(debited);
+    // Once the customer is refunded by hand, the operator clears the flag; the payment stays ABORTED.
+    const cleared = await h.callOperations('POST', `/operations/items/outgoing_payment/${home}/resolve`, { outcome: 'ABORTED', reason: 'refunded at the counter', evidence: 'receipt 88' });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ state: 'ABORTED', needsAttention: false });
   });
 });
 

@@ -128,7 +128,7 @@ describe('operator actions', () => {
     expect(resolved.body).toMatchObject({ state: 'REFUNDED', needsAttention: false, attempts: 0, lastError: null });
     expect(await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'again', evidence })).toEqual({
       status: 409,
-      body: { statusCode: '3106', message: 'Operator action refused: an item in REFUNDED cannot be resolved by hand' },
+      body: { statusCode: '3106', message: 'Operator action refused: the payment is REFUNDED and not flagged; there is nothing to resolve' },
     });
     const triedBefore = faulty?.injected;
     h.clock.advance(600_000);
@@ -158,6 +158,32 @@ describe('operator actions', () => {
       status: 409,
       body: { statusCode: '3106', message: 'Operator action refused: only an item flagged for attention is resolved by hand; the connector is still finishing this one' },
     });
+  });
+
+  it('resolve clears the flag of an item in a final state, once, with the evidence, and nothing else', async () => {
+    h = await startHarness();
+    const transferId = await reserveIncoming(h, '40');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).status).toBe(422);
+    const resolve = (outcome: string) =>
+      h.callOperations('POST', `/operations/items/incoming_transfer/${transferId}/resolve`, { outcome, reason: 'hub settled it; payee credited by hand', evidence: 'ticket 4711' });
+    // Not flagged yet: nothing to resolve.
+    expect(await resolve('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the transfer is ABORTED and not flagged; there is nothing to resolve' } });
+    // The switch contradicts the abort: flagged.
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(409);
+    const before = await balances(h);
+    expect(await resolve('COMMITTED')).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: an item in ABORTED can only be resolved by hand to ABORTED (clearing its flag), not COMMITTED' },
+    });
+    const resolved = await resolve('ABORTED');
+    expect(resolved.status).toBe(200);
+    expect(resolved.body).toMatchObject({ subject: 'incoming_transfer', id: transferId, state: 'ABORTED', needsAttention: false, lastError: null });
+    expect(await resolve('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the transfer is ABORTED and not flagged; there is nothing to resolve' } });
+    expect(await balances(h)).toEqual(before);
+    const byOperator = (await h.app.audit.history('incoming_transfer', transferId)).filter((event) => event.cause === 'operator');
+    expect(byOperator.map((event) => [event.event, event.fromState, event.toState, event.operator, event.reason, event.evidence])).toEqual([
+      ['attempt', 'ABORTED', 'ABORTED', 'alice', 'resolve: hub settled it; payee credited by hand', 'ticket 4711'],
+    ]);
   });
 
   it('retry now: a failing credit is made due and the recovery worker, woken, finishes it; the action is in the trail', async () => {
