@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
+import { interceptOne } from '../support/intercept-one.js';
 import { accountOf, balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 type Body = Record<string, unknown>;
@@ -116,16 +116,14 @@ describe('incoming transfers: reservation', () => {
     let reserves = 0;
     h = await startHarness({
       overrides: {
-        wrapCoreBanking: (inner) =>
-          interceptCoreBanking(inner, async (operation, call) => {
-            if (operation !== 'reserve') return call();
-            reserves += 1;
-            if (reserves === 1) {
-              await call();
-              throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
-            }
-            throw new ConnectorError('TransferStateConflict', 'reference already used');
-          }),
+        wrapCoreBanking: interceptOne('reserve', async (call, count) => {
+          reserves = count;
+          if (count === 1) {
+            await call();
+            throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
+          }
+          throw new ConnectorError('TransferStateConflict', 'reference already used');
+        }),
       },
     });
     const before = await balances(h);

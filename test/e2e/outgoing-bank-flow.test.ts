@@ -279,70 +279,51 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 
-  it('an accept that never reached the hub: the hub has no such transfer (3208) once the switch\'s time limit has passed, so the customer is refunded once, with no second accept', async () => {
+  it.each([
+    {
+      // The real switch connector: its model still waits for the accept; asked, it queries the
+      // hub, which answers 3208, and it answers an HTTP 500 (hubHasNoSuchTransfer).
+      answer: 'the hub has no such transfer (3208)',
+      waiting: false,
+      putsAfter: [{ acceptQuote: true }],
+      summary: 'the hub never received the transfer',
+    },
+    {
+      // A switch connector that reports the quote still waiting: withdrawn with acceptQuote false.
+      answer: 'the quote still waiting',
+      waiting: true,
+      putsAfter: [{ acceptQuote: true }, { acceptQuote: false }],
+      summary: 'the accept never reached it; quote withdrawn',
+    },
+  ])('an accept that never reached the hub, asked about after its time limit ($answer): refunded once, never accepted twice', async ({ waiting, putsAfter, summary }) => {
     h = await startHarness();
-    // The switch connector's model still waits for the accept; asked, it queries the hub, which
-    // answers 3208: an HTTP 500 (hubHasNoSuchTransfer, the real shape).
     const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
     expect(accepted.status).toBe(504);
+    if (waiting) h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
     const puts = (): unknown[] => h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
     // Within the switch's limit (SDK_TRANSFER_TIMEOUT_MS 1500 + 5 s) a prepare may still be on its way: asked again later.
     h.clock.advance(6_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
     expect(puts()).toEqual([{ acceptQuote: true }]);
-    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', lastError: 'the hub has no such transfer yet (3208)' });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'CONFIRMING',
+      lastError: waiting ? 'switch gives no final state (WAITING_FOR_QUOTE_ACCEPTANCE)' : 'the hub has no such transfer yet (3208)',
+    });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    // Past it (and the backoff), nothing will be prepared any more: refunded, the switch sent nothing more.
+    // Past it (and the backoff), nothing will be prepared any more: refunded, no second accept.
     h.clock.advance(2_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
-    expect(puts()).toEqual([{ acceptQuote: true }]);
+    expect(puts()).toEqual(putsAfter);
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
       state: 'REFUNDED',
       switchState: 'ABORTED',
       needsAttention: false,
-      error: {
-        statusCode: '2001',
-        name: 'SdkClientError',
-        message: 'Switch connector request failed: the switch did not complete the transfer (the hub never received the transfer); the customer is refunded',
-      },
+      error: { statusCode: '2001', name: 'SdkClientError', message: `Switch connector request failed: the switch did not complete the transfer (${summary}); the customer is refunded` },
     });
     h.clock.advance(600_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
-    expect(puts()).toHaveLength(1);
-    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
-  });
-
-  it('an accept that never reached a switch connector that reports the quote still waiting after its time limit is withdrawn with acceptQuote false; ABORTED refunds once', async () => {
-    h = await startHarness();
-    const { transferId, accepted } = await acceptedWith({ accept: 'hang', stateAfterAccept: 'WAITING_FOR_QUOTE_ACCEPTANCE' });
-    expect(accepted.status).toBe(504);
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
-    const puts = (): unknown[] => h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body);
-    // Within the switch's limit (SDK_TRANSFER_TIMEOUT_MS 1500 + 5 s) the waiting state is only asked about again.
-    h.clock.advance(6_000);
-    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
-    expect(puts()).toEqual([{ acceptQuote: true }]);
-    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    // Past it (and the backoff), the switch still waiting means the accept was lost: withdrawn, not sent a second time.
-    h.fakeSwitch.setTransferStatus(transferId, { status: 200, body: { transferId, currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
-    h.clock.advance(2_000);
-    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
-    expect(puts()).toEqual([{ acceptQuote: true }, { acceptQuote: false }]);
-    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
-    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
-      state: 'REFUNDED',
-      switchState: 'ABORTED',
-      needsAttention: false,
-      error: {
-        statusCode: '2001',
-        name: 'SdkClientError',
-        message: 'Switch connector request failed: the switch did not complete the transfer (the accept never reached it; quote withdrawn); the customer is refunded',
-      },
-    });
-    h.clock.advance(600_000);
-    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
-    expect(puts()).toHaveLength(2);
+    expect(puts()).toEqual(putsAfter);
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 

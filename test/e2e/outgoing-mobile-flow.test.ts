@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
 import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, callbackHeaders, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import type { OutboundScript } from '../support/fake-switch.js';
+import { interceptOne } from '../support/intercept-one.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
@@ -188,16 +188,14 @@ describe('outgoing payments, mobile-operator flow', () => {
     h = await startHarness({
       env: MOBILE,
       overrides: {
-        wrapCoreBanking: (inner) =>
-          interceptCoreBanking(inner, async (operation, call) => {
-            if (operation !== 'collect') return call();
-            collects += 1;
-            if (collects === 1) {
-              await call();
-              throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
-            }
-            throw new ConnectorError('ModifiedRequest', 'a transaction with this id exists');
-          }),
+        wrapCoreBanking: interceptOne('collect', async (call, count) => {
+          collects = count;
+          if (count === 1) {
+            await call();
+            throw new ConnectorError('InstitutionTimeout', 'the answer came after the timeout');
+          }
+          throw new ConnectorError('ModifiedRequest', 'a transaction with this id exists');
+        }),
       },
     });
     const body = sendMoneyBody();
@@ -227,14 +225,12 @@ describe('outgoing payments, mobile-operator flow', () => {
     h = await startHarness({
       env: MOBILE,
       overrides: {
-        wrapCoreBanking: (inner) =>
-          interceptCoreBanking(inner, async (operation, call) => {
-            if (operation !== 'collect') return call();
-            await call();
-            // Meanwhile another replica aborted the payment (its own repeated prompt declined).
-            await sql`update outgoing_payments set state = 'ABORTED' where home_transaction_id = ${home}`.execute(h.app.database.reader());
-            return { status: 'succeeded' } as never;
-          }),
+        wrapCoreBanking: interceptOne('collect', async (call) => {
+          await call();
+          // Meanwhile another replica aborted the payment (its own repeated prompt declined).
+          await sql`update outgoing_payments set state = 'ABORTED' where home_transaction_id = ${home}`.execute(h.app.database.reader());
+          return { status: 'succeeded' };
+        }),
       },
     });
     const body = sendMoneyBody();

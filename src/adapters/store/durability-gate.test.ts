@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityGate, fileSync } from './durability-gate.js';
+import { openDescriptors } from '../../../test/support/open-files.js';
 
 /** A sync the test finishes by hand: each call waits until `finish` (the oldest), `finishLast` or `fail` ends it. */
 function manualSync(): { sync: () => Promise<void>; calls: number; finish(): void; finishLast(): void; fail(error: Error): void } {
@@ -33,16 +34,6 @@ function manualSync(): { sync: () => Promise<void>; calls: number; finish(): voi
   return control;
 }
 
-/** How many of this process's open file descriptors are the file at `path` (Linux). */
-function openCount(path: string): number {
-  return readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path;
-    } catch {
-      return false;
-    }
-  }).length;
-}
 
 /** Lets every settled promise run its callbacks. */
 const drain = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -204,13 +195,13 @@ describe('fileSync', () => {
       const path = join(directory, 'log');
       writeFileSync(path, 'frames');
       const log = fileSync(path);
-      expect(openCount(path)).toBe(0);
+      expect(openDescriptors(path)).toBe(0);
       await log.sync();
-      expect(openCount(path)).toBe(1);
+      expect(openDescriptors(path)).toBe(1);
       await log.sync();
-      expect(openCount(path)).toBe(1);
+      expect(openDescriptors(path)).toBe(1);
       await log.close();
-      expect(openCount(path)).toBe(0);
+      expect(openDescriptors(path)).toBe(0);
       await log.close();
 
       const missing = fileSync(join(directory, 'absent'));

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import type { FileSync } from './durability-gate.js';
 import { queryTemplate } from './query-template.js';
 import type { Migration } from './sql-database.js';
 import { PAGE_CACHE_KIB, SqliteDatabase } from './sqlite-database.js';
+import { openDescriptors } from '../../../test/support/open-files.js';
 
 interface ItemsSchema {
   items: { id: number; label: string };
@@ -649,9 +650,9 @@ describe('SqliteDatabase group commit', () => {
     // Its connection is closed after it: twenty more leave the process holding no more of the
     // file's descriptors than after the first (SQLite keeps a closed connection's descriptor for
     // the next while others hold locks on the file), and the next one sees the file as it is now.
-    const opened = openedFiles(path);
+    const opened = openDescriptors(path);
     for (let snapshot = 0; snapshot < 20; snapshot += 1) await database.snapshot<ItemsSchema, unknown>((db) => db.selectFrom('items').selectAll().execute());
-    expect(openedFiles(path)).toBe(opened);
+    expect(openDescriptors(path)).toBe(opened);
     expect(await database.snapshot<ItemsSchema, string[]>(async (db) => (await db.selectFrom('items').select('label').orderBy('id').execute()).map((row) => row.label))).toStrictEqual(['changed', 'second']);
     await database.close();
   });
@@ -693,7 +694,7 @@ describe('SqliteDatabase group commit', () => {
     const closing = database.close();
     await expect(reading).rejects.toThrow('database is closed');
     await closing;
-    expect(openedFiles(path)).toBe(0);
+    expect(openDescriptors(path)).toBe(0);
     // No read transaction left open on the file: a checkpoint can take the whole log.
     const checkpoint = new BetterSqlite3(path);
     try {
@@ -703,14 +704,3 @@ describe('SqliteDatabase group commit', () => {
     }
   });
 });
-
-/** How many descriptors this process holds open on the file at `path` (Linux's /proc/self/fd). */
-function openedFiles(path: string): number {
-  return readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path;
-    } catch {
-      return false;
-    }
-  }).length;
-}
