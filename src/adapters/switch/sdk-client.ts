@@ -178,8 +178,9 @@ export function transportOutcome(method: string, path: string, error: ConnectorE
  * is that callback's `transferState`, in `fulfil.body`: COMMITTED is completed, ABORTED aborted,
  * RECEIVED or RESERVED not final yet. So a fulfil decides whenever there is one, and
  * `currentState: COMPLETED` without the hub's fulfil is no outcome. Without a fulfil: ABORTED
- * (the switch connector aborted the transfer itself, before any prepare) and the hub saying it
- * never saw the transfer (3208) are aborted. Anything else, ERROR_OCCURRED for other reasons
+ * (the switch connector aborted the transfer itself, before any prepare) is aborted, and the hub
+ * saying it has no such transfer (3208) is NOT_AT_HUB (see getTransfer, where the real switch
+ * connector's HTTP 500 carrying it is read). Anything else, ERROR_OCCURRED for other reasons
  * included, leaves the outcome unknown.
  */
 const WAITING_STATES = ['WAITING_FOR_PARTY_ACCEPTANCE', 'WAITING_FOR_QUOTE_ACCEPTANCE', 'WAITING_FOR_CONVERSION_ACCEPTANCE'] as const;
