@@ -114,12 +114,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const committed = await this.transition(transfer.transferId, ['COMMITTING'], 'COMMITTED', {
-      attempts: 0,
-      nextAttemptAt: null,
-      lastError: null,
-      needsAttention: false,
-    });
+    const committed = await this.transition(transfer.transferId, ['COMMITTING'], 'COMMITTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer) });
     this.logger.info({ transferId: transfer.transferId, state: 'COMMITTED' }, 'payee credited');
     return committed ?? this.reread(transfer.transferId);
   }
@@ -133,12 +128,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const aborted = await this.transition(transfer.transferId, ['RELEASING'], 'ABORTED', {
-      attempts: 0,
-      nextAttemptAt: null,
-      lastError: null,
-      needsAttention: false,
-    });
+    const aborted = await this.transition(transfer.transferId, ['RELEASING'], 'ABORTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer) });
     this.logger.info({ transferId: transfer.transferId, state: 'ABORTED' }, 'reservation released');
     return aborted ?? this.reread(transfer.transferId);
   }
@@ -161,7 +151,9 @@ export class InboundSettlement {
 
   /** Schedules the next attempt with capped exponential backoff; flags long-failing work. */
   async recordFailure(transfer: TransferRecord, error: unknown): Promise<void> {
-    const failed = failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error);
+    const attempt = failedAttempt(this.retry, this.clock.now(), transfer.attempts + 1, error);
+    // A contradiction the switch reported stays the transfer's flag and its last error.
+    const failed = isContradiction(transfer.lastError) ? { ...attempt, lastError: transfer.lastError, needsAttention: true } : attempt;
     const bindings = { transferId: transfer.transferId, state: transfer.state, attempts: failed.attempts, code: errorCodeOf(error) };
     if (!(await this.store.recordTransferAttempt(transfer.transferId, transfer.state, failed))) {
       // Another request or worker moved the transfer on meanwhile: its bookkeeping stands.
@@ -192,13 +184,14 @@ export class InboundSettlement {
   }
 
   /**
-   * The switch reported a final outcome the transfer's own final state contradicts (completed for
-   * a transfer released, aborted for one credited): no money moves, but the payee and the hub's
-   * settlement now disagree, which only an operator can settle. Flagged (needsAttention, the
-   * contradiction in lastError) and logged at error level, once.
+   * The switch reported a final outcome the transfer's own outcome contradicts (completed for a
+   * transfer released or being released, aborted for one credited or being credited): no money
+   * moves, but the payee and the hub's settlement now disagree, which only an operator can settle.
+   * Flagged (needsAttention, the contradiction in lastError) and logged at error level, once; the
+   * flag outlives the step's failed attempts and its end (flagKept), until an operator clears it.
    */
   async flagContradiction(transfer: TransferRecord, notifiedState: string): Promise<void> {
-    const lastError = `the switch reported ${notifiedState}, but the transfer is ${transfer.state}: reconcile by hand`;
+    const lastError = `${CONTRADICTION}${notifiedState}, but the transfer is ${transfer.state}: reconcile by hand`;
     const bindings = { transferId: transfer.transferId, state: transfer.state, notifiedState };
     if (transfer.needsAttention && transfer.lastError === lastError) return;
     const flagged = await this.store.recordTransferAttempt(transfer.transferId, transfer.state, { lastError, needsAttention: true });
@@ -226,4 +219,16 @@ export class InboundSettlement {
 /** A business decline (4xx class) as opposed to an outage or an unknown outcome. */
 export function isDecline(error: unknown): error is ConnectorError {
   return isConnectorError(error) && (error.category === 'rejected' || error.category === 'invalid' || error.category === 'not-found' || error.category === 'conflict');
+}
+
+/** How a flag for a contradiction the switch reported begins its lastError (flagContradiction). */
+const CONTRADICTION = 'the switch reported ';
+
+function isContradiction(lastError: string | null): lastError is string {
+  return lastError !== null && lastError.startsWith(CONTRADICTION);
+}
+
+/** The flag and last error a finished step leaves: cleared, unless they record a contradiction. */
+function flagKept(transfer: TransferRecord): { readonly lastError: string | null; readonly needsAttention: boolean } {
+  return isContradiction(transfer.lastError) ? { lastError: transfer.lastError, needsAttention: true } : { lastError: null, needsAttention: false };
 }

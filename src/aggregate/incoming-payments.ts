@@ -264,7 +264,7 @@ export class IncomingPayments {
     if (transfer.state === 'RESERVED') transfer = await settlement.intend(transfer, statesLeadingTo('COMMITTING'), 'COMMITTING', notifiedState);
     if (transfer.state === 'COMMITTING') transfer = await settlement.commit(transfer);
     if (transfer.state === 'COMMITTED') return transfer;
-    if (transfer.state === 'ABORTED' || transfer.state === 'REJECTED') await settlement.flagContradiction(transfer, notifiedState);
+    if (transfer.state === 'ABORTED' || transfer.state === 'REJECTED' || transfer.state === 'RELEASING') await settlement.flagContradiction(transfer, notifiedState);
     throw new ConnectorError('TransferStateConflict', `transfer ${transfer.transferId} is ${transfer.state}; completion not applied`);
   }
 
@@ -277,7 +277,7 @@ export class IncomingPayments {
     }
     if (transfer.state === 'RELEASING') transfer = await settlement.release(transfer);
     if (transfer.state === 'ABORTED' || transfer.state === 'REJECTED') return transfer;
-    if (transfer.state === 'COMMITTED') await settlement.flagContradiction(transfer, notifiedState);
+    if (transfer.state === 'COMMITTED' || transfer.state === 'COMMITTING') await settlement.flagContradiction(transfer, notifiedState);
     throw new ConnectorError('TransferStateConflict', `transfer ${transfer.transferId} is ${transfer.state}; abort not applied`);
   }
 

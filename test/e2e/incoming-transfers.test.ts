@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
@@ -253,6 +254,26 @@ describe('incoming transfers: notification', () => {
     expect((await h.callOperations('GET', `/operations/items/incoming_transfer/${transferId}`)).body).toMatchObject({
       item: { state: 'ABORTED', needsAttention: true, lastError: 'the switch reported COMPLETED, but the transfer is ABORTED: reconcile by hand' },
     });
+  });
+
+  it('COMPLETED while the abort is still releasing moves nothing, and the flag outlives the release', async () => {
+    // The institution's first release fails: the abort is left RELEASING for the worker.
+    h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['release'], failures: 2, kind: 'unavailable' }) } });
+    const before = await balances(h);
+    const { transferId } = await reserved('100');
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('ABORTED'))).status).toBe(503);
+    expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(409);
+    const flag = { needsAttention: true, lastError: 'the switch reported COMPLETED, but the transfer is RELEASING: reconcile by hand' };
+    const item = async () => ((await h.callOperations('GET', `/operations/items/incoming_transfer/${transferId}`)).body as { item: Record<string, unknown> }).item;
+    expect(await item()).toMatchObject({ state: 'RELEASING', ...flag });
+    // The worker's next release fails too, then one succeeds: the flag stays through both.
+    h.clock.advance(600_000);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect(await item()).toMatchObject({ state: 'RELEASING', ...flag });
+    h.clock.advance(600_000);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await item()).toMatchObject({ state: 'ABORTED', ...flag });
+    expect(await balances(h)).toEqual(before);
   });
 
   it('an abort after the commit moves nothing and answers a conflict', async () => {
