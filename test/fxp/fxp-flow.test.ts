@@ -151,6 +151,12 @@ describe('FX provider mode: abort and doubtful words', () => {
     expect(await balances(fx)).toEqual(LIQUIDITY_AT_START);
     expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(409);
     expect(await balances(fx)).toEqual(LIQUIDITY_AT_START);
+    // The hub's settlement and the exchange now disagree: flagged for an operator.
+    expect(await fx.app.store.findConversion(id)).toMatchObject({
+      state: 'ABORTED',
+      needsAttention: true,
+      lastError: 'the switch reported COMMITTED, but the conversion is ABORTED: reconcile by hand',
+    });
   });
 
   it('RESERVED, a word in another case, or a contradiction moves nothing: 400, flagged', async () => {
@@ -218,6 +224,9 @@ describe('FX provider mode: refusals, each a distinct 4xx', () => {
     expect((await fx.call('POST', '/fxTransfers', { ...transfer, commitRequestId: '01JDV6M3AZ6XK1B0SPZ8Q4W2RA' })).body).toEqual({ statusCode: '3205', message: 'Conversion quote not found: no conversion quote with conversionId 01JDV6M3AZ6XK1B0SPZ8Q4W2RA' });
     expect((await fx.call('POST', '/fxTransfers', { ...transfer, targetAmount: { currency: 'MWK', amount: '6425.17' } })).body).toEqual({ statusCode: '5101', message: "Transfer inconsistent with its quote: targetAmount 6425.17 MWK differs from the quote's 6425.16 MWK" });
     expect((await fx.call('POST', '/fxTransfers', { ...transfer, sourceAmount: { currency: 'USD', amount: '100' } })).body).toEqual({ statusCode: '5101', message: "Transfer inconsistent with its quote: sourceAmount 100 USD differs from the quote's 100 ZMW" });
+    // An fxTransfer whose own expiration has passed reserves nothing.
+    expect(await fx.call('POST', '/fxTransfers', { ...transfer, expiration: '2026-11-23T09:59:59.000Z' })).toEqual({ status: 422, body: { statusCode: '3303', message: 'Transfer expired: the fxTransfer expired at 2026-11-23T09:59:59.000Z' } });
+    expect((await balances(fx))['liquidity-mwk']).toBe('50000000');
     expect((await fx.call('POST', '/fxTransfers', transfer)).status).toBe(200);
     const late = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
     fx.clock.advance(60_000);

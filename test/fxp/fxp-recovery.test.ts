@@ -58,6 +58,30 @@ describe('FX conversions under exchange faults', () => {
     expect((await figures(fx))['liquidity-mwk']).toBe('50000000 (held 6425.16)');
   });
 
+  it.each([
+    ['refused by an outage each time', 'before', UNTOUCHED],
+    ['applied, then its answers lost', 'after', { ...UNTOUCHED, 'liquidity-mwk': '50000000 (held 6425.16)' }],
+  ] as const)('a reserve %s, until the switch gives up, is never reserved by the worker; it is released at its expiration', async (_how, fault, during) => {
+    const { fx, faults } = await start();
+    const { id, transfer } = await quoteAndTransfer(fx);
+    faults.fail('reserve', fault, fault, fault, fault);
+    // The switch connector's four tries all fail: it tells the hub, which never commits or aborts this one.
+    for (let attempt = 0; attempt < 4; attempt += 1) expect((await fx.call('POST', '/fxTransfers', transfer)).status).toBe(fault === 'before' ? 503 : 504);
+    const { expiration } = (await fx.app.store.findConversion(id)) ?? { expiration: '' };
+    fx.clock.advance(10_000);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 0, flagged: 0 });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'RESERVING', nextAttemptAt: expiration });
+    expect(await figures(fx)).toEqual(during);
+    // Not looked at again before its expiration; then released, whatever the exchange holds.
+    fx.clock.advance(5_000);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0, flagged: 0 });
+    fx.clock.advance(Date.parse(expiration) + 1 - fx.clock.now().getTime());
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'ABORTED' });
+    expect(await figures(fx)).toEqual(UNTOUCHED);
+    expect(await fx.app.ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
   it('a reserve whose answer was lost holds once: the retry finds the hold', async () => {
     const { fx, faults } = await start();
     const { id, transfer } = await quoteAndTransfer(fx);

@@ -150,8 +150,16 @@ export class FxConversions {
       const quotedTarget = { amount: quote.targetAmount, currency: quote.targetCurrency };
       if (!sameMoney(body.sourceAmount, quotedSource)) throw new ConnectorError('InvalidQuote', `sourceAmount ${body.sourceAmount.amount} ${body.sourceAmount.currency} differs from the quote's ${quote.sourceAmount} ${quote.sourceCurrency}`);
       if (!sameMoney(body.targetAmount, quotedTarget)) throw new ConnectorError('InvalidQuote', `targetAmount ${body.targetAmount.amount} ${body.targetAmount.currency} differs from the quote's ${quote.targetAmount} ${quote.targetCurrency}`);
-      const requested = body.expiration === undefined ? Number.NaN : Date.parse(body.expiration);
-      const expiration = Number.isNaN(requested) ? quote.expiration : new Date(Math.max(requested, Date.parse(quote.expiration))).toISOString();
+      // The hold lasts while the hub may still commit: to the fxTransfer's own expiration when that
+      // is later than the quote's. An fxTransfer already expired is refused, reserving nothing.
+      let expiration = quote.expiration;
+      if (body.expiration !== undefined) {
+        const given: unknown = body.expiration;
+        const requested = typeof given === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(given) ? Date.parse(given) : Number.NaN;
+        if (Number.isNaN(requested)) throw new ConnectorError('ValidationFailed', 'expiration is not a date and time (ISO 8601)');
+        if (requested <= now.getTime()) throw new ConnectorError('TransferExpired', `the fxTransfer expired at ${new Date(requested).toISOString()}`);
+        expiration = new Date(Math.max(requested, Date.parse(quote.expiration))).toISOString();
+      }
       const inserted = await this.deps.store.insertConversion({
         commitRequestId: id,
         requestHash: hash,
@@ -248,8 +256,22 @@ export class FxConversions {
         return this.finishCommit(intent);
       }
       default:
+        await this.#flagContradiction(conversion, 'COMMITTED');
         throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${conversion.state}: it cannot be committed`);
     }
+  }
+
+  /**
+   * The hub's word contradicts the conversion's own outcome (committed for one released or being
+   * released, aborted for one paid out or being paid out): nothing moves, but the hub's
+   * settlement and the exchange now disagree, which only an operator can settle. Flagged and
+   * logged at error level, once.
+   */
+  async #flagContradiction(conversion: ConversionRecord, word: string): Promise<void> {
+    const lastError = `the switch reported ${word}, but the conversion is ${conversion.state}: reconcile by hand`;
+    if (conversion.needsAttention && conversion.lastError === lastError) return;
+    await this.deps.store.note(conversion.commitRequestId, conversion.state, { needsAttention: true, lastError });
+    this.deps.logger.error({ commitRequestId: conversion.commitRequestId, state: conversion.state, word }, `conversion needs manual attention: ${lastError}`);
   }
 
   async #abort(conversion: ConversionRecord): Promise<void> {
@@ -266,6 +288,7 @@ export class FxConversions {
         return this.finishRelease(intent);
       }
       default:
+        await this.#flagContradiction(conversion, 'ABORTED');
         throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${conversion.state}: it cannot be aborted`);
     }
   }

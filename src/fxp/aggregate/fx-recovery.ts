@@ -10,10 +10,12 @@ export interface FxRecoverySettings {
 }
 
 /**
- * Finishes what a request could not: a reservation, commit or release cut off by an outage or
- * a crash is repeated (the exchange is idempotent on the reference). A RESERVING conversion
- * past its expiration was never answered RESERVED, so the hub cannot commit it: its hold is
- * released. A RESERVED conversion past its expiration is never released on that timer alone:
+ * Finishes what a request could not: a commit or release cut off by an outage or a crash is
+ * repeated (the exchange is idempotent on the reference). A reservation is not: RESERVED is an
+ * answer to the switch connector's POST, and one the worker completed would reach nobody (the
+ * hub, told of a failure, never commits or aborts it), so a RESERVING conversion is left to the
+ * switch connector's retries until its expiration, then released: never answered RESERVED, the
+ * hub cannot commit it. A RESERVED conversion past its expiration is never released on that timer alone:
  * once the hub has our RESERVED it may still commit, so it is flagged for an operator and kept
  * until the switch connector's notification says COMMITTED or ABORTED.
  */
@@ -46,8 +48,9 @@ export class FxRecovery {
           switch (conversion.state) {
             case 'RESERVING':
               if (!expired) {
-                await this.conversions.reserve(conversion);
-                return 'finished';
+                // Looked at again when it expires (a retried POST may reserve it meanwhile).
+                await this.store.note(id, 'RESERVING', { nextAttemptAt: conversion.expiration });
+                return 'gone';
               }
               {
                 // Only if it is still RESERVING: a retried POST may have reserved it meanwhile.
