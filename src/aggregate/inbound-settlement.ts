@@ -4,6 +4,7 @@ import type { CoreBanking } from '../ports/core-banking.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { InboundStore, TransferChanges, TransferRecord } from '../ports/store.js';
+import { contradictionNote, flagKept, isContradiction } from '../domain/contradiction.js';
 
 export interface RetryPolicy {
   readonly baseBackoffMs: number;
@@ -191,7 +192,7 @@ export class InboundSettlement {
    * flag outlives the step's failed attempts and its end (flagKept), until an operator clears it.
    */
   async flagContradiction(transfer: TransferRecord, notifiedState: string): Promise<void> {
-    const lastError = `${CONTRADICTION}${notifiedState}, but the transfer is ${transfer.state}: reconcile by hand`;
+    const lastError = contradictionNote(notifiedState, 'transfer', transfer.state);
     const bindings = { transferId: transfer.transferId, state: transfer.state, notifiedState };
     if (transfer.needsAttention && transfer.lastError === lastError) return;
     const flagged = await this.store.recordTransferAttempt(transfer.transferId, transfer.state, { lastError, needsAttention: true });
@@ -219,16 +220,4 @@ export class InboundSettlement {
 /** A business decline (4xx class) as opposed to an outage or an unknown outcome. */
 export function isDecline(error: unknown): error is ConnectorError {
   return isConnectorError(error) && (error.category === 'rejected' || error.category === 'invalid' || error.category === 'not-found' || error.category === 'conflict');
-}
-
-/** How a flag for a contradiction the switch reported begins its lastError (flagContradiction). */
-const CONTRADICTION = 'the switch reported ';
-
-function isContradiction(lastError: string | null): lastError is string {
-  return lastError !== null && lastError.startsWith(CONTRADICTION);
-}
-
-/** The flag and last error a finished step leaves: cleared, unless they record a contradiction. */
-function flagKept(transfer: TransferRecord): { readonly lastError: string | null; readonly needsAttention: boolean } {
-  return isContradiction(transfer.lastError) ? { lastError: transfer.lastError, needsAttention: true } : { lastError: null, needsAttention: false };
 }

@@ -10,6 +10,7 @@ import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
 import type { ConversionRecord, FxQuoteRecord, FxStore } from '../store/fx-store.js';
 import type { RateSource } from './rate-source.js';
+import { contradictionNote, flagKept, isContradiction } from '../../domain/contradiction.js';
 
 /** POST /fxQuotes as the switch connector sends it (backend API v2.1, FxQuotesPostBackendRequest). */
 export interface FxQuoteRequest {
@@ -261,14 +262,9 @@ export class FxConversions {
     }
   }
 
-  /**
-   * The hub's word contradicts the conversion's own outcome (committed for one released or being
-   * released, aborted for one paid out or being paid out): nothing moves, but the hub's
-   * settlement and the exchange now disagree, which only an operator can settle. Flagged and
-   * logged at error level, once.
-   */
+  /** The hub's word contradicts the conversion's own outcome: flagged and logged, once (src/domain/contradiction.ts). */
   async #flagContradiction(conversion: ConversionRecord, word: string): Promise<void> {
-    const lastError = `the switch reported ${word}, but the conversion is ${conversion.state}: reconcile by hand`;
+    const lastError = contradictionNote(word, 'conversion', conversion.state);
     if (conversion.needsAttention && conversion.lastError === lastError) return;
     await this.deps.store.note(conversion.commitRequestId, conversion.state, { needsAttention: true, lastError });
     this.deps.logger.error({ commitRequestId: conversion.commitRequestId, state: conversion.state, word }, `conversion needs manual attention: ${lastError}`);
@@ -302,7 +298,7 @@ export class FxConversions {
       await this.#recordFailure(conversion, error);
       throw error;
     }
-    await this.deps.store.transition(id, ['COMMITTING'], 'COMMITTED', { lastError: null, needsAttention: false });
+    await this.deps.store.transition(id, ['COMMITTING'], 'COMMITTED', flagKept(conversion));
     this.deps.logger.info({ commitRequestId: id }, 'conversion committed');
   }
 
@@ -315,7 +311,7 @@ export class FxConversions {
       await this.#recordFailure(conversion, error);
       throw error;
     }
-    await this.deps.store.transition(id, ['RELEASING'], 'ABORTED', { lastError: null, needsAttention: false });
+    await this.deps.store.transition(id, ['RELEASING'], 'ABORTED', flagKept(conversion));
     this.deps.logger.info({ commitRequestId: id }, 'conversion released');
   }
 
@@ -336,7 +332,9 @@ export class FxConversions {
     const backoff = Math.min(settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), settings.maxBackoffMs);
     const needsAttention = attempts >= settings.attentionAfterAttempts || conversion.needsAttention;
     const message = error instanceof Error ? error.message : String(error);
-    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError: message.slice(0, 500) });
+    // A contradiction the switch reported stays the conversion's last error.
+    const lastError = isContradiction(conversion.lastError) ? conversion.lastError : message.slice(0, 500);
+    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError });
     this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
   }
 
