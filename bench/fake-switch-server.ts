@@ -303,13 +303,42 @@ function conversionTerms(context: Context, amount: Money, script: OutboundScript
   };
 }
 
-/** The switch connector's error bodies: business errors carry a string statusCode and the transfer state. */
+/**
+ * The switch connector's error bodies by default: a 400 is its refusal of the request as
+ * invalid; a 504 its timeout waiting for the hub; any other status the hub's error callback with
+ * the payee FSP's generic 5000, which it relays as the statusCode and keeps in the transfer's last
+ * error (sdk-scheme-adapter, OutboundServer/handlers.js `handleError`). See switchOwnFailure for
+ * an error of the switch connector's own.
+ */
 function errorBody(status: number, entry: OutboundTransferEntry): Record<string, unknown> {
   if (status === 400) return { statusCode: 400, message: 'validation failed' };
+  if (status === 504) {
+    const transferState = { transferId: entry.transferId, homeTransactionId: entry.homeTransactionId, currentState: 'ERROR_OCCURRED' };
+    return { statusCode: '504', message: 'Timeout waiting for fulfil', transferState };
+  }
+  const errorInformation = { errorCode: '5000', errorDescription: 'Generic payee error' };
   return {
-    statusCode: status === 504 ? '2004' : '5000',
-    message: status === 504 ? 'Timeout waiting for the hub' : 'Internal error at the switch',
-    transferState: { transferId: entry.transferId, homeTransactionId: entry.homeTransactionId, currentState: 'ERROR_OCCURRED' },
+    statusCode: '5000',
+    message: 'Got an error response: Generic payee error',
+    transferState: {
+      transferId: entry.transferId,
+      homeTransactionId: entry.homeTransactionId,
+      currentState: 'ERROR_OCCURRED',
+      lastError: { httpStatusCode: 500, mojaloopError: { errorInformation } },
+    },
+  };
+}
+
+/**
+ * An accept the switch connector failed on its own, as it answers it: HTTP 500 with its HTTP
+ * status as the statusCode and no hub error in the transfer's last error (here a reset on its
+ * POST /transfers to the hub, which may have arrived; sdk-scheme-adapter,
+ * OutboundTransfersModel `_executeTransfer` rejects with the transport's error).
+ */
+export function switchOwnFailure(transferId: string): { status: 500; body: Record<string, unknown> } {
+  return {
+    status: 500,
+    body: { statusCode: '500', message: 'socket hang up', transferState: { transferId, currentState: 'ERROR_OCCURRED', lastError: { code: 'ECONNRESET' } } },
   };
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CoreBanking, InstitutionTransactionStatus } from '../ports/core-banking.js';
 import type { Logger } from '../ports/logger.js';
 import type { OutgoingChanges, OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
-import type { TransferContinuation } from '../ports/outgoing-switch.js';
+import type { OutboundAnswer, TransferContinuation } from '../ports/outgoing-switch.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement.js';
 import { refundReference } from '../domain/outgoing-references.js';
@@ -40,14 +40,29 @@ export class OutgoingSettlement {
         // reply to a query) is no completion: the switch is asked again.
         if (switchState === 'COMPLETED' && answer.transfer.hubState === 'ABORTED') return this.startConfirming(payment, 'switch answered COMPLETED with the hub\'s ABORTED');
         if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
-        if (switchState === 'ERROR_OCCURRED' || switchState === 'ABORTED') {
-          return this.startRefund(payment, `switch answered ${switchState}`, `switch answered ${switchState}`, switchState);
+        // ABORTED: the switch connector ended the transfer itself, before any prepare.
+        if (switchState === 'ABORTED') return this.startRefund(payment, 'switch answered ABORTED', 'switch answered ABORTED', switchState);
+        const hubCode = answer.transfer.hubErrorCode;
+        if (switchState === 'ERROR_OCCURRED' && hubCode !== undefined) {
+          return this.startRefund(payment, `switch answered ERROR_OCCURRED, the hub's error ${hubCode}`, `switch answered ERROR_OCCURRED on the hub's error ${hubCode}`, switchState, hubCode);
         }
-        // Any other state is not an outcome: only the switch's later word decides.
+        // Any other state, ERROR_OCCURRED without the hub's error included, is not an outcome:
+        // only the switch's later word decides.
         return this.startConfirming(payment, `switch answered ${switchState}`);
       }
-      case 'failed':
-        return this.startRefund(payment, `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`, answer.message, answer.transfer?.currentState, answer.statusCode);
+      case 'failed': {
+        // Only a failure that proves the transfer went no further refunds: the request never
+        // reached the switch connector (HTTP status 0), the switch connector refused it as
+        // invalid before acting on it (400), or the hub itself answered the transfer with an error
+        // callback, which the switch connector relays with the hub's code. Any other error (the
+        // switch connector's own 500 after a reset on its POST to the hub, a proxy's 502) may
+        // come after the prepare reached the hub, whose transfer can then commit: asked instead.
+        const summary = `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}`;
+        if (answer.httpStatus === 0 || answer.httpStatus === 400 || hubRefusalOf(answer) !== undefined) {
+          return this.startRefund(payment, summary, answer.message, answer.transfer?.currentState, answer.statusCode);
+        }
+        return this.startConfirming(payment, `${answer.message} (not the hub's error)`);
+      }
       case 'unknown':
         return this.startConfirming(payment, answer.reason);
     }
@@ -326,6 +341,17 @@ export class OutgoingSettlement {
     assert(payment !== undefined, `outgoing payment ${homeTransactionId} vanished`);
     return payment;
   }
+}
+
+/**
+ * The hub's code when a failed accept carries the hub's error callback: in the transfer's last
+ * error, or as the answer's four-digit statusCode, which the switch connector takes from that
+ * error alone (its own failures answer their HTTP status, "500", there: sdk-scheme-adapter,
+ * OutboundServer/handlers.js `handleError`).
+ */
+function hubRefusalOf(answer: Extract<OutboundAnswer, { outcome: 'failed' }>): string | undefined {
+  if (answer.transfer?.hubErrorCode !== undefined) return answer.transfer.hubErrorCode;
+  return /^[0-9]{4}$/.test(answer.statusCode) ? answer.statusCode : undefined;
 }
 
 function transferIdOf(payment: Payment): string {

@@ -64,6 +64,12 @@ export interface OutboundTransfer {
    * passes the hub's answer on (its `currentState` COMPLETED says only that the hub answered).
    */
   readonly hubState?: string;
+  /**
+   * The FSPIOP code of the hub's error callback (PUT /transfers/{id}/error) the switch connector's
+   * transfer ended on, from its `lastError`: the hub itself refused or aborted the transfer, so
+   * it will not commit it. Absent when the switch connector failed on its own.
+   */
+  readonly hubErrorCode?: string;
   /** getPartiesResponse.body.party.name, or its personalInfo.complexName joined. */
   readonly payeeName?: string;
   readonly quote?: ReturnedQuote;
@@ -76,7 +82,8 @@ export interface OutboundTransfer {
  * How an outbound call ended, sorted once by the adapter:
  * - answered: a 2xx with the transfer's state;
  * - failed: the switch answered with an error (4xx, 5xx other than 504) or the request never
- *   reached it (connection refused): the transfer did not proceed on this call;
+ *   reached it (connection refused, `httpStatus` 0). For a call that moves money (an accept)
+ *   only some failures prove that the transfer went no further: see OutgoingSettlement.accept;
  * - unknown: no answer in time, a reset, the switch connector's own 504, or any transport error
  *   after the request may have reached it: outcome unknown.
  */

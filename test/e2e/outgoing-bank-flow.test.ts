@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
-import { hubAnswer, type OutboundScript } from '../support/fake-switch.js';
+import { hubAnswer, hubHasNoSuchTransfer, switchOwnFailure, type OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -239,12 +239,80 @@ describe('outgoing payments, bank flow: refunds', () => {
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT')).toHaveLength(1);
   });
 
-  it('ERROR_OCCURRED in a 200 answer is a failure too: refunded', async () => {
+  it('ERROR_OCCURRED in a 200 answer carrying the hub\'s error callback is a decline: refunded, the decline named', async () => {
+    h = await startHarness();
+    const lastError = { httpStatusCode: 500, mojaloopError: { errorInformation: { errorCode: '5100', errorDescription: 'Payee rejected the payment' } } };
+    const { transferId, accepted } = await acceptedWith({ accept: { status: 200, body: { currentState: 'ERROR_OCCURRED', lastError } } });
+    expect(accepted).toEqual({
+      status: 503,
+      body: { statusCode: '2001', message: 'Switch connector request failed: the switch declined the transfer (5100, Payee rejected the payment); the customer is refunded' },
+    });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', switchState: 'ERROR_OCCURRED', error: { statusCode: '5100' } });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('ERROR_OCCURRED in a 200 answer without the hub\'s error is no outcome: asked, refunded only on the hub\'s ABORTED', async () => {
     h = await startHarness();
     const { transferId, accepted } = await acceptedWith({ accept: 'error-occurred' });
-    expect(accepted.status).toBe(503);
-    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', switchState: 'ERROR_OCCURRED' });
+    expect(accepted.status).toBe(504);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', lastError: 'switch gives no final state (UNKNOWN)' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    h.clock.advance(10_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', switchState: 'ABORTED' });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  describe.each([
+    // The switch connector's own 500 (its POST /transfers to the hub reset after sending, say):
+    // its HTTP status as the statusCode, no hub error in the transfer.
+    { failure: 'the switch connector\'s own 500', answer: (transferId: string) => switchOwnFailure(transferId) },
+    // A proxy in front of the switch connector that lost its answer.
+    { failure: 'a proxy\'s 502', answer: () => ({ status: 502, body: { message: 'upstream connection reset' } }) },
+  ])('an accept failing without the hub\'s error ($failure) may have reached the hub: only the hub\'s word decides', ({ answer }) => {
+    it('the hub committed it: completed, the customer never refunded', async () => {
+      h = await startHarness();
+      const body = sendMoneyBody();
+      const home = String(body['homeTransactionId']);
+      const terms = await initiate(h, body);
+      const transferId = String(terms['transferId']);
+      h.fakeSwitch.script(home, { accept: answer(transferId), stateAfterAccept: 'COMPLETED' });
+      await channelDebit(h, home, '100');
+      const before = await balances(h);
+      const accepted = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+      expect(accepted).toEqual({ status: 200, body: { homeTransactionId: home, transferId, state: 'COMPLETED' } });
+      expect(h.fakeSwitch.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual([`/transfers/${transferId}`]);
+      h.clock.advance(600_000);
+      expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+      const after = await balances(h);
+      expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
+      expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(before.of(SETTLEMENT_ACCOUNT).balance);
+      expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', switchState: 'COMPLETED', error: null });
+    });
+
+    it('the hub never received it (3208): refunded once the accept\'s time has passed, not before', async () => {
+      h = await startHarness();
+      const body = sendMoneyBody();
+      const home = String(body['homeTransactionId']);
+      const terms = await initiate(h, body);
+      const transferId = String(terms['transferId']);
+      h.fakeSwitch.script(home, { accept: answer(transferId) });
+      h.fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
+      await channelDebit(h, home, '100');
+      const accepted = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+      expect(accepted.status).toBe(504);
+      expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', lastError: 'the hub has no such transfer yet (3208)' });
+      // Within SDK_TRANSFER_TIMEOUT_MS (1500 in the harness) + 5 s the prepare may still be on its way.
+      h.clock.advance(6_000);
+      expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+      expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+      h.clock.advance(2_000);
+      expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+      expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', switchState: 'ABORTED' });
+      expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+      expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptQuote: true }]);
+    });
   });
 
   it('a 504 is outcome unknown: the switch is asked, and a transfer that completed is never refunded', async () => {

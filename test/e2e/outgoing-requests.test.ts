@@ -101,7 +101,7 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     const before = await balances(h);
     const failing = sendMoneyBody();
     h.fakeSwitch.script(String(failing['homeTransactionId']), { initiate: { status: 500 } });
-    const expected = { status: 503, body: { statusCode: '2001', message: 'Switch connector request failed: HTTP 500, statusCode 5000: Internal error at the switch' } };
+    const expected = { status: 503, body: { statusCode: '2001', message: 'Switch connector request failed: HTTP 500, statusCode 5000: Got an error response: Generic payee error' } };
     expect(await h.callOutgoing('POST', '/send-money', failing)).toEqual(expected);
     expect(await h.callOutgoing('POST', '/send-money', failing)).toEqual(expected);
 

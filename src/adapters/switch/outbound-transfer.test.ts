@@ -28,6 +28,20 @@ describe('readOutboundTransfer', () => {
     expect(readOutboundTransfer('text').malformed).toEqual(['body']);
   });
 
+  it('reads the hub\'s error code from the transfer\'s last error, and only from a hub error', () => {
+    const relayed = { lastError: { httpStatusCode: 500, mojaloopError: { errorInformation: { errorCode: '5100', errorDescription: 'Payee rejected' } } } };
+    expect(readErrorTransferState({ statusCode: '5100', transferState: { transferId: 'x', currentState: 'ERROR_OCCURRED', ...relayed } })).toEqual({
+      transferId: 'x',
+      currentState: 'ERROR_OCCURRED',
+      hubErrorCode: '5100',
+      malformed: [],
+    });
+    // The switch connector's own failures: a transport error's fields, or an error serialised to text.
+    expect(readOutboundTransfer({ currentState: 'ERROR_OCCURRED', lastError: { code: 'ECONNRESET' } })).toEqual({ currentState: 'ERROR_OCCURRED', malformed: [] });
+    expect(readOutboundTransfer({ currentState: 'ERROR_OCCURRED', lastError: '{"msg":"Request returned non-success status code 503"}' })).toEqual({ currentState: 'ERROR_OCCURRED', malformed: [] });
+    expect(readOutboundTransfer({ lastError: { mojaloopError: { errorInformation: { errorCode: 5100 } } } })).toEqual({ malformed: [] });
+  });
+
   it('reads error bodies whether statusCode is a string or a number', () => {
     expect(errorStatusCode({ statusCode: '5000' })).toBe('5000');
     expect(errorStatusCode({ statusCode: 400 })).toBe('400');

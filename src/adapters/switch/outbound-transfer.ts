@@ -14,6 +14,7 @@ export function readOutboundTransfer(body: unknown): OutboundTransfer {
   const currentState = reader.string(body, 'currentState');
   const fulfil = reader.object(body, 'fulfil.body');
   const hubState = fulfil === undefined ? undefined : reader.string(fulfil, 'transferState');
+  const hubErrorCode = hubErrorCodeOf(body);
   const payeeName = payeeNameOf(body, reader);
   const quoteBody = reader.object(body, 'quoteResponse.body');
   const termsBody = reader.object(body, 'fxQuotesResponse.body.conversionTerms');
@@ -21,11 +22,30 @@ export function readOutboundTransfer(body: unknown): OutboundTransfer {
     ...(transferId === undefined ? {} : { transferId }),
     ...(currentState === undefined ? {} : { currentState }),
     ...(hubState === undefined ? {} : { hubState }),
+    ...(hubErrorCode === undefined ? {} : { hubErrorCode }),
     ...(payeeName === undefined ? {} : { payeeName }),
     ...(quoteBody === undefined ? {} : { quote: readQuote(quoteBody, reader) }),
     ...(termsBody === undefined ? {} : { conversion: readConversion(termsBody, reader) }),
     malformed,
   };
+}
+
+/**
+ * The code of the hub's error callback the switch connector's transfer ended on
+ * (`lastError.mojaloopError.errorInformation.errorCode`). The switch connector sets a
+ * `mojaloopError` on a transfer's error only when a PUT /transfers/{id}/error reached it
+ * (sdk-scheme-adapter, OutboundTransfersModel `_executeTransfer`, the `transferError` message);
+ * its own failures (a reset on its POST to the hub, a cache error, an invalid fulfilment) carry
+ * none. Read without judging: a `lastError` of another shape (some errors serialise to a string)
+ * is simply no hub error.
+ */
+function hubErrorCodeOf(body: Record<string, unknown>): string | undefined {
+  let at: unknown = body;
+  for (const key of ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']) {
+    if (!isObject(at)) return undefined;
+    at = at[key];
+  }
+  return typeof at === 'string' && at !== '' ? at : undefined;
 }
 
 /** The transfer state carried in a switch error body ({statusCode, message, transferState}). */
