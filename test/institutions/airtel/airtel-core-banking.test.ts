@@ -7,7 +7,7 @@ import { startFixtureServer, type FixtureReply, type FixtureRequest } from '../f
 import { AirtelCoreBanking } from '../../../src/adapters/core-banking/airtel/airtel-core-banking.js';
 import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture, type AirtelFixture, type AirtelFixtureOptions } from './airtel-fixture.js';
 import { readAirtelOptions, type AirtelOptions } from '../../../src/adapters/core-banking/airtel/airtel-options.js';
-import { airtelReference, readCallback, toAirtelMsisdn, toTransactionStatus } from '../../../src/adapters/core-banking/airtel/airtel-transform.js';
+import { airtelReference, collectionOutcome, disbursementId, disbursementOutcome, readCallback, toAirtelMsisdn, toTransactionStatus } from '../../../src/adapters/core-banking/airtel/airtel-transform.js';
 
 class TestClock implements Clock {
   #ms = Date.parse('2026-11-23T10:00:00.000Z');
@@ -255,6 +255,89 @@ describe.each([200, 400] as const)('AirtelCoreBanking: decisions on the body, bu
   });
 });
 
+describe.each([200, 400] as const)('AirtelCoreBanking: a disbursement that failed at Airtel, business rejections as HTTP %i', (rejectionsAs) => {
+  const disbursementIds = (airtel: AirtelFixture): string[] =>
+    airtel.requests.filter((request) => request.method === 'POST' && request.path === '/standard/v2/disbursements/').map((request) => String((request.body as { transaction: { id: string } }).transaction.id));
+
+  it('a refund the wallet could not fund is paid by a later attempt under the next transaction id, once the wallet is funded', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs, floatBalance: '20' });
+    const refund = { reference: REF, originalReference: REF, amount: { amount: '30', currency: 'ZMW' }, payerId: PAYER.idValue };
+    // DP00900001007: the wallet is short; for a refund that is an outage to retry, not a decline.
+    await expectConnectorError(adapter.refund(refund), 'InstitutionUnavailable', /DP00900001007/);
+    expect(await adapter.transactionStatus(REF)).toBe('failed');
+    // The customer pays 15 in: the wallet now covers the refund.
+    expect(await adapter.collect({ reference: 'COLLECT-1', amount: { amount: '15', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'pending' });
+    airtel.approveCollection('COLLECT-1');
+    await adapter.refund(refund);
+    await adapter.refund(refund);
+    expect(disbursementIds(airtel)).toEqual([REF, disbursementId(REF, 1)]);
+    expect(disbursementId(REF, 1)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([airtel.balanceOf(PAYER.idValue), airtel.floatBalance(), airtel.total()]).toEqual(['215', '5', '280']);
+  });
+
+  it('"timed out" (DP00900001014) is no outcome: the enquiry decides, and a disbursement it applied is not paid again', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    airtel.timeOutNextDisbursement(true);
+    await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /DP00900001014; outcome unknown/);
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('62.34');
+    await adapter.commit(commit(airtel));
+    expect(disbursementIds(airtel)).toEqual([REF]);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+  });
+
+  it('"timed out" (DP00900001014) that Airtel settled as failed: paid by the next attempt under the next id, once', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    airtel.timeOutNextDisbursement(false);
+    await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /DP00900001014; outcome unknown/);
+    expect(airtel.balanceOf(PAYEE_ID)).toBe('50');
+    await adapter.commit(commit(airtel));
+    await adapter.commit(commit(airtel));
+    expect(disbursementIds(airtel)).toEqual([REF, disbursementId(REF, 1)]);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+  });
+
+  it('two attempts racing on one reference: Airtel refuses the second id as a duplicate (DP00900001017), which is no decline; paid once', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    airtel.inject('slow-before', 'next-write', 1, 0, 200);
+    const outcomes = await Promise.allSettled([adapter.commit(commit(airtel)), adapter.commit(commit(airtel))]);
+    const refusals = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected').map((outcome) => String(outcome.reason));
+    expect(refusals).toEqual([expect.stringMatching(/^ConnectorError: .*DP00900001017; outcome unknown/)]);
+    await adapter.commit(commit(airtel));
+    expect(disbursementIds(airtel)).toEqual([REF, REF]);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+  });
+
+  it('after eight attempts that all failed at Airtel, no ninth is sent: paid by hand', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs, floatBalance: '10' });
+    for (let attempt = 1; attempt <= 8; attempt += 1) {
+      await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeInsufficientLiquidity', /DP00900001007/);
+    }
+    await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeRejected', /8 disbursements under 01JDV6M3AZ6XK1B0SPZ8Q4W2RA failed at Airtel; pay by hand/);
+    expect(disbursementIds(airtel)).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((generation) => disbursementId(REF, generation)));
+    expect(new Set(disbursementIds(airtel)).size).toBe(8);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['50', '10']);
+  });
+});
+
+describe('AirtelCoreBanking: USSD push and expired prompts as Airtel answers them', () => {
+  it('the push\'s answer names no transaction (id false): the prompt is out, pending', async () => {
+    const { airtel, adapter } = await start();
+    expect(await adapter.collect({ reference: REF, amount: { amount: '30', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'pending' });
+    const push = airtel.requests.find((request) => request.method === 'POST' && request.path === '/merchant/v1/payments/');
+    expect(push?.body).toMatchObject({ transaction: { id: REF } });
+  });
+
+  it('a prompt left unanswered until it expired reads TE: failed, nobody debited', async () => {
+    const { airtel, adapter, clock } = await start();
+    expect(await adapter.collect({ reference: REF, amount: { amount: '30', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'pending' });
+    clock.advanceSeconds(300);
+    expect(await adapter.transactionStatus(REF)).toBe('failed');
+    const enquiry = airtel.requests.filter((request) => request.path === `/standard/v1/payments/${REF}`).at(-1);
+    expect(enquiry?.method).toBe('GET');
+    expect(airtel.balanceOf(PAYER.idValue)).toBe('200');
+  });
+});
+
 describe('AirtelCoreBanking: an enquiry whose envelope says success false but names the transaction', () => {
   it('TF in data.transaction.status is final whatever status.success says', async () => {
     const body = {
@@ -288,9 +371,22 @@ describe('AirtelCoreBanking: an enquiry whose envelope says success false but na
 
 describe('airtel transformers', () => {
   it('maps enquiry and callback codes exhaustively: unknown stays unknown', () => {
-    expect(['TS', 'TF', 'TA', 'TIP', 'TE', 'ts', undefined].map(toTransactionStatus)).toEqual(['succeeded', 'failed', 'pending', 'pending', 'unknown', 'unknown', 'unknown']);
+    expect(['TS', 'TF', 'TA', 'TIP', 'TE', 'ts', 'TX', undefined].map(toTransactionStatus)).toEqual(['succeeded', 'failed', 'pending', 'pending', 'failed', 'unknown', 'unknown', 'unknown']);
     expect(readCallback({ transaction: { id: 'X', status_code: 'TF' } })).toEqual({ reference: 'X', status: 'failed' });
     expect(readCallback({ transaction: { id: 'X' } })).toBeUndefined();
+  });
+
+  it('sends the codes that call for an enquiry to the enquiry, never as declines', () => {
+    const status = (responseCode: string) => ({ success: false, code: '200', resultCode: 'ESB000001', responseCode });
+    expect(['DP00900001011', 'DP00900001014', 'DP00900001017'].map((code) => disbursementOutcome(status(code), 'commit'))).toEqual([
+      { kind: 'not-final', code: 'DP00900001011' },
+      { kind: 'not-final', code: 'DP00900001014' },
+      { kind: 'not-final', code: 'DP00900001017' },
+    ]);
+    expect(disbursementOutcome(status('DP00900001013'), 'refund')).toMatchObject({ kind: 'declined', error: { errorName: 'PayerRejected' } });
+    // A USSD push that timed out (DP00800001024): the prompt's outcome is not known.
+    expect(collectionOutcome(status('DP00800001024'))).toEqual({ status: 'unknown' });
+    expect(collectionOutcome(status('DP00800001029'))).toMatchObject({ error: { errorName: 'PayerRejected' } });
   });
 
   it('takes the country code off MSISDNs', () => {

@@ -24,10 +24,20 @@ import { COLLECTION_CODES, DISBURSEMENT_CODES, UNKNOWN_SUBSCRIBER_CODE } from '.
  * - KYC of an unknown MSISDN: user enquiry failed, response_code DP02200000000;
  * - enquiries of an id Airtel never saw: "transaction not found" (DP00800001025 for collections,
  *   DP00900001015 for disbursements, result_code ESB000045);
- * - a collection enquiry after the subscriber declined answers TF: final, nobody was debited; so
- *   does one whose USSD prompt the subscriber left unanswered until it expired (5 minutes here;
- *   the documents describe the prompt's timeout, not its length);
- * - B2C disbursements check the encrypted PIN; a repeated transaction id is not paid twice;
+ * - a collection enquiry after the subscriber declined answers TF: final, nobody was debited; one
+ *   whose USSD prompt the subscriber left unanswered until it expired answers TE, "transaction
+ *   expired" (the transaction statuses' field description lists TF, TS, TA, TIP and TE; 5
+ *   minutes here, the documents describe the prompt's timeout, not its length);
+ * - the USSD push's 200 answer names no transaction: `data.transaction: {id: false, status:
+ *   "SUCCESS"}`, response_code DP00800001006 (Collection API, USSD push, response sample);
+ * - B2C disbursements check the encrypted PIN. A disbursement Airtel refused (insufficient
+ *   balance, payee not allowed, ...) is a transaction all the same: its enquiry answers TF, and
+ *   like any transaction id already seen, its id is refused when sent again with DP00900001017
+ *   "Duplicate Transaction Id ... please do transaction enquiry" (the disbursement response
+ *   codes' table), never paid twice;
+ * - DP00900001014 "Transaction Timed Out: the transaction may be processed or failed; to know
+ *   the exact status do the transaction enquiry" (same table): `timeOutNextDisbursement` answers
+ *   the next disbursement so, applied or failed as the test says;
  * - callback: `{transaction: {id, message, status_code, airtel_money_id}}` posted to the URL
  *   registered in the portal (`callbackUrl`), without any header of ours.
  * Money moves between our disbursement wallet (the float) and subscribers' wallets, so the
@@ -63,6 +73,8 @@ export const AIRTEL_FIXTURE_DEFAULTS = {
 export interface AirtelFixture extends FixtureInstitution {
   /** Token requests received so far. */
   tokenRequests(): number;
+  /** Answers the next disbursement DP00900001014 (timed out) after paying it (`applied`) or failing it (TF). */
+  timeOutNextDisbursement(applied: boolean): void;
   /** Revokes every token, as Airtel may do before expiry. */
   revokeTokens(): void;
 }
@@ -75,7 +87,7 @@ interface Movement {
   readonly airtelMoneyId: string;
   /** When the movement began, by the fixture's clock (a payment prompt expires). */
   readonly createdAtMs: number;
-  status: 'TS' | 'TF' | 'TIP';
+  status: 'TS' | 'TF' | 'TIP' | 'TE';
 }
 
 /** A USSD payment prompt the subscriber leaves unanswered ends, failed, after this long. */
@@ -94,6 +106,9 @@ export async function startAirtelFixture(options: AirtelFixtureOptions): Promise
     ...institution,
     tokenRequests: () => server.requests.filter((request) => request.path === '/auth/oauth2/token').length,
     revokeTokens: () => state.revokeTokens(),
+    timeOutNextDisbursement: (applied) => {
+      state.nextDisbursementTimesOut = applied ? 'applied' : 'failed';
+    },
   };
 }
 
@@ -107,6 +122,7 @@ class AirtelInstitution {
   readonly #movements = new Map<string, Movement>();
   #nextToken = 1;
   #nextMoneyId = 1;
+  nextDisbursementTimesOut: 'applied' | 'failed' | undefined;
 
   constructor(options: AirtelFixtureOptions) {
     this.books = new FixtureBooks(options.currency, options.floatBalance, 'WALLET');
@@ -202,19 +218,27 @@ class AirtelInstitution {
   disburse(body: unknown): FixtureReply {
     const input = this.#input(body, ['payee', 'msisdn']);
     if ('reply' in input) return input.reply;
-    const existing = this.#movements.get(input.id);
-    if (existing !== undefined) return this.#disbursementAnswer(existing);
+    // Any id Airtel has seen, paid or refused, is refused when sent again.
+    if (this.#movements.has(input.id)) return this.#reject('DP00900001017', 'Duplicate Transaction Id. To know the status of the actual transaction, please do transaction enquiry');
     if (!isRecord(body) || body['pin'] !== this.#settings.pinEncrypted) return this.#reject('DP00900001005', 'Incorrect PIN');
     const payee = this.books.byAccountId(input.msisdn);
     if (payee?.seed === undefined) return this.#reject(DISBURSEMENT_CODES.invalidMsisdn, 'Invalid MSISDN');
-    if (payee.status !== 'active') return this.#reject(DISBURSEMENT_CODES.payeeNotAllowed, 'Transaction not permitted to payee');
+    const refused = (code: string, message: string): FixtureReply => {
+      this.#record(input.id, 'disbursement', payee, input.amountMinor, 'TF');
+      return this.#reject(code, message);
+    };
+    if (payee.status !== 'active') return refused(DISBURSEMENT_CODES.payeeNotAllowed, 'Transaction not permitted to payee');
+    const timesOut = this.nextDisbursementTimesOut;
+    this.nextDisbursementTimesOut = undefined;
+    if (timesOut === 'failed') return refused('DP00900001014', 'Transaction Timed Out');
     try {
       this.books.move(this.books.float, payee, input.amountMinor);
     } catch (failure) {
-      if (failure instanceof InsufficientFunds) return this.#reject(DISBURSEMENT_CODES.insufficientFunds, 'Insufficient balance');
+      if (failure instanceof InsufficientFunds) return refused(DISBURSEMENT_CODES.insufficientFunds, 'Insufficient balance');
       throw failure;
     }
     const movement = this.#record(input.id, 'disbursement', payee, input.amountMinor, 'TS');
+    if (timesOut === 'applied') return this.#reject('DP00900001014', 'Transaction Timed Out');
     return this.#disbursementAnswer(movement);
   }
 
@@ -260,9 +284,9 @@ class AirtelInstitution {
     return envelope(200, true, data, 'ESB000010', 'SUCCESS', kind === 'disbursement' ? DISBURSEMENT_CODES.success : COLLECTION_CODES.success);
   }
 
-  /** An unanswered prompt past its time has failed: nobody was debited. */
+  /** An unanswered prompt past its time has expired (TE): nobody was debited. */
   #expire(movement: Movement): void {
-    if (movement.kind === 'collection' && movement.status === 'TIP' && this.#clock.now().getTime() - movement.createdAtMs >= PROMPT_EXPIRY_MS) movement.status = 'TF';
+    if (movement.kind === 'collection' && movement.status === 'TIP' && this.#clock.now().getTime() - movement.createdAtMs >= PROMPT_EXPIRY_MS) movement.status = 'TE';
   }
 
   /** A business rejection, under the HTTP status the test chose. */
@@ -299,10 +323,11 @@ class AirtelInstitution {
   }
 }
 
+/** The USSD push's answer: no transaction id of ours in it (`id: false`), as Airtel's sample shows. */
 function collectionAnswer(movement: Movement): FixtureReply {
-  const data = { transaction: { id: movement.id, status: 'Success.' } };
+  const data = { transaction: { id: false, status: 'SUCCESS' } };
   const code = movement.status === 'TIP' ? COLLECTION_CODES.inProgress : movement.status === 'TS' ? COLLECTION_CODES.success : COLLECTION_CODES.refused;
-  return envelope(200, movement.status !== 'TF', data, 'ESB000010', 'SUCCESS', code);
+  return envelope(200, movement.status === 'TIP' || movement.status === 'TS', data, 'ESB000010', 'SUCCESS', code);
 }
 
 function envelope(httpStatus: number, success: boolean, data: unknown, resultCode: string, message: string, responseCode?: string): FixtureReply {

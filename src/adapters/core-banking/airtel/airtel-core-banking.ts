@@ -21,6 +21,7 @@ import { AirtelTokenCache } from './airtel-token.js';
 import {
   airtelReference,
   collectionOutcome,
+  disbursementId,
   disbursementOutcome,
   enquiryStatus,
   envelopeOf,
@@ -34,6 +35,12 @@ import {
   type AirtelEnvelope,
 } from './airtel-transform.js';
 import { COLLECTION_CODES, DISBURSEMENT_CODES, type AirtelCollectionRequest, type AirtelDisbursementRequest } from './airtel-wire.js';
+
+/**
+ * Attempts of one disbursement, each under its own Airtel transaction id, before the adapter
+ * stops and asks for a payment by hand (each attempt that failed is final at Airtel).
+ */
+export const DISBURSEMENT_GENERATIONS = 8;
 
 export interface AirtelDeps {
   readonly clock: Clock;
@@ -117,7 +124,7 @@ export class AirtelCoreBanking implements CoreBanking {
     const answer = await this.#call({ operation: 'collect', method: 'POST', path: '/merchant/v1/payments/', json: body });
     const envelope = this.#envelope(answer);
     const outcome = readWire(this.#http, 'collect', () => {
-      checkTransactionEcho(envelope, request.reference);
+      checkPushEcho(envelope, request.reference);
       return collectionOutcome(envelope.status);
     });
     if ('error' in outcome) throw outcome.error;
@@ -146,30 +153,50 @@ export class AirtelCoreBanking implements CoreBanking {
     await this.#http.close();
   }
 
+  /**
+   * Pays `money` to `msisdn` once under our reference. Each attempt's Airtel transaction id is
+   * disbursementId(reference, generation): the enquiry of each generation in turn says where it
+   * stands. A generation that succeeded means paid (nothing more is sent); one still in progress
+   * or ambiguous means outcome unknown (nothing is sent); one that failed (TF, final: nobody was
+   * paid) moves on to the next generation, since Airtel refuses a transaction id it has seen;
+   * the first generation Airtel never saw is sent. So a disbursement that failed (a short wallet
+   * since topped up, a timeout Airtel settled as failed) is paid by a later attempt, and never
+   * twice: every replica and retry derives the same ids, and Airtel refuses a repeated one.
+   */
   async #disburse(reference: string, msisdn: string, money: Money, purpose: 'commit' | 'refund'): Promise<void> {
-    const path = `/standard/v2/disbursements/${encodeURIComponent(reference)}?transactionType=B2C`;
-    const known = await this.#enquire(`${purpose}: enquiry`, path, reference);
-    switch (known) {
-      case 'succeeded':
-        return;
-      case 'failed':
-        throw new ConnectorError(purpose === 'commit' ? 'PayeeRejected' : 'PayerRejected', `airtel ${purpose}: disbursement ${reference} failed; the reference is spent`);
-      case 'pending':
-      case 'unknown':
-        throw new ConnectorError('InstitutionTimeout', `airtel ${purpose}: disbursement ${reference} is not final; outcome unknown`);
-      case 'not-found':
-        break;
+    for (let generation = 0; generation < DISBURSEMENT_GENERATIONS; generation += 1) {
+      const id = disbursementId(reference, generation);
+      const path = `/standard/v2/disbursements/${encodeURIComponent(id)}?transactionType=B2C`;
+      const known = await this.#enquire(`${purpose}: enquiry`, path, id);
+      switch (known) {
+        case 'succeeded':
+          return;
+        case 'failed':
+          continue;
+        case 'pending':
+        case 'unknown':
+          throw new ConnectorError('InstitutionTimeout', `airtel ${purpose}: disbursement ${id} is not final; outcome unknown`);
+        case 'not-found':
+          return this.#sendDisbursement(id, msisdn, money, purpose);
+      }
     }
+    throw new ConnectorError(
+      purpose === 'commit' ? 'PayeeRejected' : 'PayerRejected',
+      `airtel ${purpose}: ${DISBURSEMENT_GENERATIONS} disbursements under ${reference} failed at Airtel; pay by hand`,
+    );
+  }
+
+  async #sendDisbursement(id: string, msisdn: string, money: Money, purpose: 'commit' | 'refund'): Promise<void> {
     const body: AirtelDisbursementRequest = {
       payee: { msisdn, wallet_type: 'NORMAL' },
-      reference: airtelReference(reference),
+      reference: airtelReference(id),
       pin: this.#options.pinEncrypted,
-      transaction: { amount: new JsonNumber(amountForWire(money)), id: reference, type: 'B2C' },
+      transaction: { amount: new JsonNumber(amountForWire(money)), id, type: 'B2C' },
     };
     const answer = await this.#call({ operation: `${purpose}: disburse`, method: 'POST', path: '/standard/v2/disbursements/', json: body });
     const envelope = this.#envelope(answer);
     const outcome = readWire(this.#http, `${purpose}: disburse`, () => {
-      checkTransactionEcho(envelope, reference);
+      checkTransactionEcho(envelope, id);
       return disbursementOutcome(envelope.status, purpose);
     });
     if (outcome.kind === 'declined') throw outcome.error;
@@ -248,6 +275,16 @@ export class AirtelCoreBanking implements CoreBanking {
     if (answer.status === 403) throw new ConnectorError('InstitutionUnavailable', `airtel ${answer.operation}: HTTP 403, the application may not use this API`);
     throw new ConnectorError('ValidationFailed', `airtel ${answer.operation}: HTTP ${answer.status}`);
   }
+}
+
+/**
+ * A USSD push's answer names no transaction of ours: Airtel's documented 200 answer carries
+ * `data.transaction: {id: false, status: "SUCCESS"}` (Collection API, USSD push, response
+ * sample). Only an id that is there and is another transaction's is refused.
+ */
+function checkPushEcho(envelope: AirtelEnvelope, reference: string): void {
+  const id = envelope.data?.optionalRecord('transaction')?.values['id'];
+  if (typeof id === 'string' && id !== reference) throw new MalformedResponse('body.data.transaction.id differs from our reference');
 }
 
 /** A confirmed transaction must be ours. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type { InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
@@ -72,12 +73,17 @@ export function readTransaction(data: WireRecord | undefined): AirtelTransaction
   };
 }
 
-/** Enquiry and callback status codes. TA (ambiguous) and TIP (in progress) are not final; anything else is unknown. */
+/**
+ * Enquiry and callback status codes: TS succeeded; TF failed and TE (transaction expired: a
+ * prompt nobody answered in time) failed, final, nobody debited; TA (ambiguous) and TIP (in
+ * progress) not final; anything else unknown.
+ */
 export function toTransactionStatus(status: string | undefined): InstitutionTransactionStatus {
   switch (status) {
     case 'TS':
       return 'succeeded';
     case 'TF':
+    case 'TE':
       return 'failed';
     case 'TA':
     case 'TIP':
@@ -107,6 +113,23 @@ export function toAirtelMsisdn(idValue: string, dialingCode: string): string | u
   const digits = idValue.startsWith('+') ? idValue.slice(1) : idValue;
   if (!/^[0-9]{6,15}$/.test(digits)) return undefined;
   return digits.startsWith(dialingCode) && digits.length - dialingCode.length >= 6 ? digits.slice(dialingCode.length) : digits;
+}
+
+/**
+ * The Airtel transaction id of a disbursement's attempt `generation` under our reference. Airtel
+ * refuses a transaction id it has seen (DP00900001017), failed ones included, so a disbursement
+ * that failed (TF) cannot be sent again under its id: the next attempt goes under the next
+ * generation's id. Generation 0 is the reference itself; later ones are name-based UUIDs (RFC
+ * 9562 version 5 layout) of the reference and the generation, so every replica, retry and
+ * restart derives the same ids and Airtel still refuses to pay any one of them twice.
+ */
+export function disbursementId(reference: string, generation: number): string {
+  if (generation === 0) return reference;
+  const bytes = createHash('sha1').update(`core-connector:airtel-disbursement:${reference}:${generation}`).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** Airtel's `reference` field takes 4-64 letters and digits; our references are ULIDs or UUIDs. */
@@ -148,6 +171,11 @@ export function disbursementOutcome(status: AirtelEnvelopeStatus, purpose: 'comm
     case DISBURSEMENT_CODES.ambiguous:
     case DISBURSEMENT_CODES.inProgress:
       return { kind: 'not-final', code };
+    // Sent to the enquiry (see DISBURSEMENT_CODES.askEnquiry): not final, asked on the next attempt.
+    case DISBURSEMENT_CODES.askEnquiry[0]:
+    case DISBURSEMENT_CODES.askEnquiry[1]:
+    case DISBURSEMENT_CODES.askEnquiry[2]:
+      return { kind: 'not-final', code };
     case DISBURSEMENT_CODES.insufficientFunds:
       return purpose === 'commit' ? declined('PayeeInsufficientLiquidity', 'wallet balance too low') : declined('InstitutionUnavailable', 'wallet cannot fund the refund now');
     case DISBURSEMENT_CODES.payeeNotAllowed:
@@ -172,6 +200,7 @@ export function collectionOutcome(status: AirtelEnvelopeStatus): { readonly stat
     case COLLECTION_CODES.success:
       return { status: status.success ? 'succeeded' : 'unknown' };
     case COLLECTION_CODES.ambiguous:
+    case COLLECTION_CODES.timedOut:
       return { status: 'unknown' };
     case COLLECTION_CODES.insufficientFunds:
       return declined('PayerInsufficientFunds', 'payer balance too low');

@@ -78,8 +78,17 @@ export const DISBURSEMENT_CODES = {
   payeeNotAllowed: 'DP00900001010',
   invalidMsisdn: 'DP00900001012',
   notFound: 'DP00900001015',
-  /** Failures that end the transaction: limits, amount out of range, refused, timed out, expired, ... */
-  failed: ['DP00900001003', 'DP00900001004', 'DP00900001005', 'DP00900001009', 'DP00900001011', 'DP00900001013', 'DP00900001014', 'DP00900001016'],
+  /** Failures that end the transaction: limits, amount out of range, refused, payee invalid, signature refused. */
+  failed: ['DP00900001003', 'DP00900001004', 'DP00900001005', 'DP00900001009', 'DP00900001013', 'DP00900001016'],
+  /**
+   * Answers that send the caller to the transaction enquiry, not outcomes: DP00900001014
+   * "Transaction Timed Out" (Airtel's code table: it may be processed or failed, ask the
+   * enquiry), DP00900001017 "Duplicate Transaction Id" (the id was already used: ask the
+   * enquiry about the transaction that holds it) and DP00900001011 (named "transaction with
+   * similar information already exists" in some copies of the table, "transaction not allowed"
+   * in others): none of them says nobody was paid.
+   */
+  askEnquiry: ['DP00900001011', 'DP00900001014', 'DP00900001017'],
 } as const;
 
 /**
@@ -101,5 +110,7 @@ export const COLLECTION_CODES = {
   payerNotAllowed: 'DP00800001010',
   invalidMsisdn: 'DP00800001012',
   notFound: 'DP00800001025',
-  failed: ['DP00800001002', 'DP00800001003', 'DP00800001004', 'DP00800001005', 'DP00800001024', 'DP00800001029'],
+  failed: ['DP00800001002', 'DP00800001003', 'DP00800001004', 'DP00800001005', 'DP00800001029'],
+  /** DP00800001024 "Transaction Timed Out": the prompt's outcome is not known; the enquiry decides. */
+  timedOut: 'DP00800001024',
 } as const;
