@@ -1,4 +1,4 @@
-import { auditMigrations } from '../adapters/store/audit-trail.js';
+import { AuditTrail, auditMigrations } from '../adapters/store/audit-trail.js';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
@@ -11,6 +11,8 @@ import { isLoopbackHost, readTlsMaterial } from '../listen-security.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import { FxConversions } from './aggregate/fx-conversions.js';
+import { FxOperatorActions } from './aggregate/fx-operator-actions.js';
+import { buildFxpOperationsServer } from './http/fxp-operations-server.js';
 import { FxRecovery } from './aggregate/fx-recovery.js';
 import { RateSource } from './aggregate/rate-source.js';
 import { demoExchange } from './adapters/sandbox-exchange/demo-exchange.js';
@@ -43,7 +45,10 @@ export interface FxpApp {
   readonly conversions: FxConversions;
   readonly recovery: FxRecovery;
   readonly server: FastifyInstance;
-  start(): Promise<{ url: string }>;
+  /** The operators' server (OPERATIONS_PORT): flagged conversions and their resolution. */
+  readonly operationsServer: FastifyInstance;
+  readonly operatorActions: FxOperatorActions;
+  start(): Promise<{ url: string; operationsUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +76,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
 
   const store = new FxStore(database, () => clock.now());
   const rates = new RateSource(exchange, clock, { refreshMs: config.fx.rateRefreshMs, maxAgeMs: config.fx.rateMaxAgeMs }, logger);
+  const intentStaleAfterMs = Math.min(config.recovery.baseBackoffMs * 5, 30_000);
   const conversions = new FxConversions({
     store,
     exchange,
@@ -82,7 +88,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
       baseBackoffMs: config.recovery.baseBackoffMs,
       maxBackoffMs: config.recovery.maxBackoffMs,
       attentionAfterAttempts: config.recovery.attentionAfterAttempts,
-      intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
+      intentStaleAfterMs,
     },
   });
   const recovery = new FxRecovery(store, conversions, clock, logger, { batchSize: config.recovery.batchSize, leaseMs: config.recovery.leaseMs });
@@ -111,6 +117,18 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     ...(tls === undefined ? {} : { tls }),
   });
 
+  const operatorActions = new FxOperatorActions({ store, conversions, clock, logger, intentStaleAfterMs });
+  const operationsTls = config.operations.listen.tls === undefined ? undefined : await readTlsMaterial(config.operations.listen.tls, 'OPERATIONS');
+  const operationsServer = buildFxpOperationsServer({ store, audit: new AuditTrail(database), actions: operatorActions }, health, {
+    logger,
+    metrics,
+    bodyLimitBytes: config.bodyLimitBytes,
+    limits: config.serverLimits,
+    name: 'operations',
+    operators: config.operations.operators,
+    ...(operationsTls === undefined ? {} : { tls: operationsTls }),
+  });
+
   return {
     config,
     database,
@@ -121,22 +139,28 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     conversions,
     recovery,
     server,
+    operationsServer,
+    operatorActions,
     async start() {
       if (!(await rates.refresh())) logger.error({ exchange: exchange.name }, 'no exchange rates at start-up: quotes are refused until a refresh succeeds');
       rates.start();
       const url = await server.listen({ host: config.listen.incoming.host, port: config.incomingPort });
+      const operationsUrl = await operationsServer.listen({ host: config.operations.listen.host, port: config.operations.port });
       loop.start();
+      if (config.operations.demoOperator) {
+        logger.warn({}, 'operations server uses the demo OPERATOR_CREDENTIALS (see README); it stays on loopback until you set your own');
+      }
       if (!isLoopbackHost(config.listen.incoming.host) && config.listen.incoming.tls?.caFile === undefined) {
         logger.warn({ host: config.listen.incoming.host }, 'FXP server is reachable from other machines without mutual TLS; keep it on a private link to the switch connector or set INCOMING_TLS_CA_FILE');
       }
-      logger.info({ url, exchange: exchange.name, store: database.dialect, rates: rates.status() }, 'FX provider connector started');
-      return { url };
+      logger.info({ url, operationsUrl, exchange: exchange.name, store: database.dialect, rates: rates.status() }, 'FX provider connector started');
+      return { url, operationsUrl };
     },
     async stop() {
       rates.stop();
       await loop.stop();
-      await server.close();
-      await handlersSettled(server);
+      await Promise.all([server.close(), operationsServer.close()]);
+      await Promise.all([handlersSettled(server), handlersSettled(operationsServer)]);
       await exchange.close?.();
       await database.close();
     },

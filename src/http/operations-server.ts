@@ -16,7 +16,7 @@ import type { Period } from '../ports/core-banking.js';
 import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
 import type { InboundStore, RecordSearch, TransferRecord } from '../ports/store.js';
 import { registerHealth, type HealthCheck } from './health.js';
-import { secretMatches } from './outgoing-auth.js';
+import { operatorAuth } from './operator-auth.js';
 import { createServer, type ServerOptions } from './server-common.js';
 
 export interface OperationsServerOptions extends ServerOptions {
@@ -85,21 +85,7 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
   registerHealth(server, health);
   await registerConsole(server, options.consoleDir);
 
-  const authenticate = async (request: FastifyRequest): Promise<void> => {
-    const header = request.headers.authorization;
-    const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined;
-    // Every operator's token is compared, so the time taken does not tell which one matched.
-    let found: string | undefined;
-    for (const operator of options.operators) if (secretMatches(token, operator.token)) found = operator.name;
-    if (found === undefined) throw new ConnectorError('Unauthorized', 'missing or wrong operator token (Authorization: Bearer ...)');
-    operatorNames.set(request, found);
-  };
-  const operatorNames = new WeakMap<FastifyRequest, string>();
-  const operatorOf = (request: FastifyRequest): string => {
-    const name = operatorNames.get(request);
-    if (name === undefined) throw new ConnectorError('Unauthorized');
-    return name;
-  };
+  const { authenticate, operatorOf } = operatorAuth(options.operators);
 
   server.get('/operations/whoami', { onRequest: authenticate }, (request) => ({ operator: operatorOf(request) }));
 

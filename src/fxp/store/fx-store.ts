@@ -94,6 +94,15 @@ export interface ConversionRecord {
   readonly needsAttention: boolean;
   readonly lastError: string | null;
   readonly errorName: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** What an operator lists: flagged conversions, or those in one state; newest change first. */
+export interface ConversionSearch {
+  readonly needsAttention?: boolean;
+  readonly state?: ConversionState;
+  readonly limit: number;
 }
 
 interface Schema {
@@ -189,7 +198,7 @@ export class FxStore {
   }
 
   /** Inserts a conversion in RESERVING and answers it as stored; undefined when one exists under its id already. */
-  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state'>): Promise<ConversionRecord | undefined> {
+  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state' | 'createdAt' | 'updatedAt'>): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
     const inserted = await CONVERSIONS.insert(
       this.#database,
@@ -224,6 +233,15 @@ export class FxStore {
     const set = { state: to, updated_at: now, ...columns(changes) };
     const row = await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'transition', from, set, at: now, errorCode: changes.errorName ?? null });
     return row === undefined ? undefined : conversionOf(row);
+  }
+
+  /** Conversions for the operations server, newest change first. */
+  async searchConversions(search: ConversionSearch): Promise<ConversionRecord[]> {
+    let select = this.#database.listReader<Schema>().selectFrom('fx_conversions').selectAll();
+    if (search.state !== undefined) select = select.where('state', '=', search.state);
+    if (search.needsAttention !== undefined) select = select.where('needs_attention', '=', search.needsAttention ? 1 : 0);
+    const rows = await select.orderBy('updated_at', 'desc').limit(search.limit).execute();
+    return rows.map(conversionOf);
   }
 
   /** Records a failed attempt or a flag without changing the state. */
@@ -332,6 +350,8 @@ function conversionOf(row: Schema['fx_conversions']): ConversionRecord {
     needsAttention: Number(row.needs_attention) === 1,
     lastError: row.last_error,
     errorName: row.error_name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

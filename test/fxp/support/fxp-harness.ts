@@ -8,13 +8,20 @@ import { loadConfig, type Env } from '../../../src/config.js';
 import { buildFxpApp, type FxpApp, type FxpOverrides } from '../../../src/fxp/fxp-app.js';
 import { ManualClock, type HttpAnswer } from '../../support/harness.js';
 
+/** The demo operator's token (OPERATOR_CREDENTIALS' default, loopback only). */
+export const DEMO_OPERATOR_TOKEN = 'demo-operator-token-change-me';
+
 /** The connector in FX provider mode on loopback, on a real SQLite file (or DATABASE_URL), with the sandbox exchange. */
 export interface FxpHarness {
   readonly app: FxpApp;
   readonly clock: ManualClock;
   readonly url: string;
+  /** The operations server (OPERATIONS_PORT). */
+  readonly operationsUrl: string;
   readonly dataDir: string;
   call(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown): Promise<HttpAnswer>;
+  /** A call to the operations server, with an operator's token (the demo operator's unless given; null sends none). */
+  callOperations(method: 'GET' | 'POST', path: string, body?: unknown, token?: string | null): Promise<HttpAnswer>;
   stop(): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,27 +41,30 @@ export async function startFxpHarness(options: { env?: Env; dataDir?: string; cl
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   const app = await buildFxpApp(config, logger, { ...options.overrides, clock });
-  const { url } = await app.start();
+  const { url, operationsUrl } = await app.start();
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
     await app.stop();
   };
+  const send = async (base: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<HttpAnswer> => {
+    const answer = await request(`${base}${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await answer.body.text();
+    return { status: answer.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+  };
   return {
     app,
     clock,
     url,
+    operationsUrl,
     dataDir,
-    async call(method, path, body) {
-      const answer = await request(`${url}${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await answer.body.text();
-      return { status: answer.statusCode, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
-    },
+    call: (method, path, body) => send(url, method, path, body, {}),
+    callOperations: (method, path, body, token = DEMO_OPERATOR_TOKEN) => send(operationsUrl, method, path, body, token === null ? {} : { authorization: `Bearer ${token}` }),
     stop,
     async close() {
       await stop();
