@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import { formatMinorUnits } from '../../../src/domain/money.js';
-import { hubAnswer, type FakeSwitch } from '../../support/fake-switch.js';
+import { hubAnswer, switchOwnFailure, type FakeSwitch } from '../../support/fake-switch.js';
 import { isConnectionError } from './connector-child.js';
 import { sleep, statusCodeOf, type Answer, type Random } from './switch-driver.js';
 
@@ -10,8 +10,9 @@ import { sleep, statusCodeOf, type Answer, type Random } from './switch-driver.j
  * crash harness: the channel has debited the customer under its homeTransactionId (done before
  * the run, straight in the sandbox ledger), asks for terms (POST /send-money) and accepts them
  * (PUT /send-money/{id}), retrying the same request on no answer or a 5xx. The fake switch
- * completes a third of the accepts with an error (the connector must refund those customers,
- * once) and the others normally (never refunded).
+ * completes a third of the accepts with the hub's error (the connector must refund those
+ * customers, once), a sixth with an error of its own after the hub committed the transfer (the
+ * connector must ask and complete them, never refund), and the others normally (never refunded).
  */
 
 export const CHANNEL_KEY = 'crash-harness-channel-key-0123';
@@ -23,8 +24,10 @@ export interface OutgoingPlan {
   readonly payerAccount: string;
   /** The channel's debit, equal to sendAmount (SEND, same currency: the quote's transferAmount). */
   readonly amount: string;
-  /** The switch fails the accept (500): the connector owes the customer a refund. */
+  /** The switch fails the accept with the hub's error (500, 5000): the connector owes the customer a refund. */
   readonly switchFails: boolean;
+  /** The switch connector fails the accept on its own (500, "500") after the hub committed: completed, never refunded. */
+  readonly ownFailureAfterCommit: boolean;
   terms: Answer | undefined;
   transferId: string | undefined;
   acceptAnswers: Answer[];
@@ -62,6 +65,7 @@ export class OutgoingDriver {
         payerAccount: payer.accountId,
         amount: formatMinorUnits(BigInt(200 + Math.floor(random() * 401)), currency),
         switchFails: index % 3 === 2,
+        ownFailureAfterCommit: index % 6 === 4,
         terms: undefined,
         transferId: undefined,
         acceptAnswers: [],
@@ -103,6 +107,7 @@ export class OutgoingDriver {
     plan.transferId = transferId;
     // The hub's word on a transfer whose accept failed: aborted (recovery may ask for it).
     if (plan.switchFails) this.options.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    if (plan.ownFailureAfterCommit) this.options.fakeSwitch.script(plan.homeTransactionId, { accept: switchOwnFailure(transferId), stateAfterAccept: 'COMPLETED' });
     // A repeat of the terms request, now or after a crash, answers the same terms.
     const again = await this.send('POST', '/send-money', body);
     if (again !== undefined && again.status < 500 && !isDeepStrictEqual(again, plan.terms)) {
