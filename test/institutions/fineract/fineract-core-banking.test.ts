@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/ports/clock.js';
 import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
-import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { JsonNumber, parseDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
 import { FineractCoreBanking, idempotencyKey } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture, type FineractFixture } from './fineract-fixture.js';
 import { readFineractOptions, type FineractOptions } from '../../../src/adapters/core-banking/fineract/fineract-options.js';
-import { accountStatusOf, declineFor, readHoldTransaction, statusFromSearch } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
+import { accountStatusOf, declineFor, fundsCover, readFloatAccount, readHoldTransaction, readSavingsAccount, statusFromSearch } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
+import { WireRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -442,5 +443,66 @@ describe('FineractCoreBanking: the float\'s movements for reconciliation', () =>
     fineract.inject('hang-before', 'next-request', 1);
     await expectConnectorError(adapter.listMovements(period), 'InstitutionTimeout');
     expect(await adapter.listMovements(period)).toEqual([]);
+  });
+});
+
+/** An account as Fineract answers GET /savingsaccounts/{id}: the summary's balances as written on the wire. */
+async function summaryOf(fineract: FineractFixture, savingsId: string): Promise<{ accountBalance: string; availableBalance: string }> {
+  const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+  const answer = await fetch(`${fineract.url}/savingsaccounts/${savingsId}`, { headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant } });
+  const summary = WireRecord.of(parseDecimalJson(await answer.text())).record('summary');
+  return { accountBalance: summary.number('accountBalance').text, availableBalance: summary.number('availableBalance').text };
+}
+
+describe('FineractCoreBanking: customer balances as Fineract writes them never block a credit', () => {
+  it('credits an overdrawn payee (balance -20.000000), and a repeat of the commit books nothing more', async () => {
+    const { fineract, adapter } = await start();
+    const payeeId = fineract.accountIdOf(PAYEE.idValue);
+    fineract.overdraw(PAYEE.idValue, '70');
+    expect(await summaryOf(fineract, payeeId)).toEqual({ accountBalance: '-20.000000', availableBalance: '-20.000000' });
+    await adapter.reserve(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    expect({ payee: await summaryOf(fineract, payeeId), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable() }).toEqual({
+      payee: { accountBalance: '-7.660000', availableBalance: '-7.660000' },
+      float: '987.66',
+      floatAvailable: '987.66',
+    });
+  });
+
+  it('refunds an overdrawn payer (balance -5.000000)', async () => {
+    const { fineract, adapter } = await start();
+    fineract.overdraw(PAYER.idValue, '205');
+    await adapter.refund({ reference: REF, originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue });
+    expect({ payer: await summaryOf(fineract, fineract.accountIdOf(PAYER.idValue)), float: fineract.floatBalance() }).toEqual({
+      payer: { accountBalance: '0.000000', availableBalance: '0.000000' },
+      float: '995',
+    });
+  });
+
+  it('reads the float\'s balances signed and at any scale, and compares them as decimals', () => {
+    const account = (accountBalance: string, availableBalance: string) => ({
+      id: new JsonNumber('7'),
+      status: { id: new JsonNumber('300'), code: 'savingsAccountStatusType.active' },
+      currency: { code: 'UGX', decimalPlaces: new JsonNumber('2') },
+      summary: { accountBalance: new JsonNumber(accountBalance), availableBalance: new JsonNumber(availableBalance) },
+    });
+    // UGX has 0 decimals in ISO 4217 and 2 in Fineract's currency table (0002_initial_data.xml).
+    expect(readFloatAccount(account('1500.500000', '-20.000000'))).toEqual({
+      id: '7',
+      status: { id: '300', code: 'savingsAccountStatusType.active' },
+      currency: 'UGX',
+      accountBalance: '1500.500000',
+      availableBalance: '-20.000000',
+    });
+    expect(readSavingsAccount(account('1500.500000', '1500.500000'))).toEqual({ id: '7', status: { id: '300', code: 'savingsAccountStatusType.active' }, currency: 'UGX' });
+    expect(() => readFloatAccount(account('1.5E+3', '0'))).toThrow(/body.summary.accountBalance is not a decimal balance/);
+    expect([fundsCover('1500.500000', '1500'), fundsCover('1500.500000', '1501'), fundsCover('-20.000000', '1'), fundsCover('1.000000', '1'), fundsCover('0.999999', '1')]).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
   });
 });

@@ -90,6 +90,14 @@ export interface FineractFixture extends FixtureInstitution {
   readonly url: string;
   /** Reverses the transaction with this receipt number on this savings account, as a back-office undo would. */
   reverse(savingsId: string, receiptNumber: string): void;
+  /**
+   * The customer takes `amount` in cash at the counter beyond the balance, as a savings product
+   * with allowOverdraft lets them (SavingsAccount.validateAccountBalanceDoesNotBecomeNegative
+   * allows down to -overdraftLimit): the money leaves the books and Fineract then writes a
+   * negative accountBalance. The fixture's balanceOf cannot show a negative balance; read the
+   * account through the API.
+   */
+  overdraw(idValue: string, amount: string): void;
 }
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
@@ -101,7 +109,10 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
     accountIdOf: (idValue) => state.savingsOf(idValue).id,
     basePath: API_PREFIX,
   });
-  return Object.assign(institution, { reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber) });
+  return Object.assign(institution, {
+    reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber),
+    overdraw: (idValue: string, amount: string) => state.overdraw(idValue, amount),
+  });
 }
 
 class FineractInstitution {
@@ -329,6 +340,13 @@ class FineractInstitution {
     transaction.reversed = true;
   }
 
+  overdraw(idValue: string, amount: string): void {
+    const book = this.savingsOf(idValue).book;
+    const minor = this.books.minor(amount);
+    if (minor > this.books.available(book)) book.balanceMinor -= minor;
+    else throw new Error(`fineract fixture: ${amount} does not overdraw ${idValue}`);
+  }
+
   /** GET /savingsaccounts/{id}/transactions/{transactionId} (SavingsAccountTransactionsApiResource.retrieveOne). */
   transaction(savingsId: string, transactionId: string): FixtureReply {
     const savings = this.#savings.get(savingsId);
@@ -466,8 +484,9 @@ class FineractInstitution {
     };
   }
 
+  /** Amounts and balances at the columns' scale, 6 decimals; an overdrawn balance is negative. */
   #amount(minor: bigint): JsonNumber {
-    return new JsonNumber(this.books.formatPadded(minor, 6));
+    return new JsonNumber(minor < 0n ? `-${this.books.formatPadded(-minor, 6)}` : this.books.formatPadded(minor, 6));
   }
 
   #currencyBody(): unknown {

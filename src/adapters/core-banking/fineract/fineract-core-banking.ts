@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectorError, isConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
-import { compareDecimal, type Money } from '../../../domain/money.js';
+import type { Money } from '../../../domain/money.js';
 import type { Clock } from '../../../ports/clock.js';
 import type {
   CollectResult,
@@ -24,6 +24,7 @@ import {
   SAVINGS_ACTIVE_STATUS,
   chooseSavingsAccount,
   declineFor,
+  fundsCover,
   holdCommand,
   moneyCommand,
   readClientPage,
@@ -31,6 +32,7 @@ import {
   readTransactionPage,
   readCommandResult,
   readError,
+  readFloatAccount,
   readPaymentTypes,
   readSavingsAccount,
   readSavingsSummaries,
@@ -40,7 +42,7 @@ import {
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary, type FineractSearchHit } from './fineract-wire.js';
+import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractFloatAccount, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary, type FineractSearchHit } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -167,9 +169,9 @@ export class FineractCoreBanking implements CoreBanking {
     const found = await this.#findSavings(request.payerId, undefined, 'refund: find payer', 'payer');
     const payer = await this.#account(found.account.id, 'refund: read payer', 'payer');
     checkCurrency(payer, request.amount.currency, 'payer');
-    const float = await this.#float('refund: read float', request.amount.currency);
+    const float = await this.#floatBalances('refund: read float', request.amount.currency);
     // Checked first, so that a short float does not leave the deposit waiting for its withdrawal.
-    if (compareDecimal(float.availableBalance ?? float.accountBalance, amount) < 0) {
+    if (!fundsCover(float.availableBalance ?? float.accountBalance, amount)) {
       throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
     }
     await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
@@ -283,7 +285,20 @@ export class FineractCoreBanking implements CoreBanking {
     return float;
   }
 
-  /** The account and its balances, without its statement. */
+  /** The float with its balances: only where a balance decides (a refund's funding check). */
+  async #floatBalances(operation: string, currency: string): Promise<FineractFloatAccount> {
+    const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
+    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
+    const float = parse2xx(this.#http, answer, readFloatAccount);
+    checkCurrency(float, currency, 'float');
+    return float;
+  }
+
+  /**
+   * The account's id, status and currency, without its statement. Its balances are not read: a
+   * customer's balance may be negative (overdraft) or finer than ISO 4217 at Fineract, and a
+   * credit needs neither.
+   */
   async #account(savingsId: string, operation: string, role: FineractRole): Promise<FineractSavingsAccount> {
     const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(savingsId)}` });
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);

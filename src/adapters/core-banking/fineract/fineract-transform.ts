@@ -1,5 +1,6 @@
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
+import { compareDecimal } from '../../../domain/money.js';
 import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
 import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
 import {
@@ -8,6 +9,7 @@ import {
   type FineractCommandResult,
   type FineractEnum,
   type FineractError,
+  type FineractFloatAccount,
   type FineractHold,
   type FineractHoldCommand,
   type FineractMoneyCommand,
@@ -64,18 +66,40 @@ export function readSavingsSummaries(body: unknown): FineractSavingsSummary[] {
   }));
 }
 
+/** An account's id, status and currency; its balances are not read (see readFloatAccount). */
 export function readSavingsAccount(body: unknown): FineractSavingsAccount {
   const account = WireRecord.of(body);
-  const currency = account.record('currency').string('code');
-  const summary = account.record('summary');
   return {
     id: account.integerText('id'),
     status: readEnum(account, 'status'),
     ...optionalField('subStatus', account.has('subStatus') ? readEnum(account, 'subStatus') : undefined),
-    currency,
-    accountBalance: summary.amountNumber('accountBalance', currency),
-    ...optionalField('availableBalance', summary.has('availableBalance') ? summary.amountNumber('availableBalance', currency) : undefined),
+    currency: account.record('currency').string('code'),
   };
+}
+
+/** The float and its balances (summary.accountBalance, summary.availableBalance), signed and at any scale. */
+export function readFloatAccount(body: unknown): FineractFloatAccount {
+  const summary = WireRecord.of(body).record('summary');
+  return {
+    ...readSavingsAccount(body),
+    accountBalance: readBalance(summary, 'accountBalance'),
+    ...optionalField('availableBalance', summary.has('availableBalance') ? readBalance(summary, 'availableBalance') : undefined),
+  };
+}
+
+const SIGNED_DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/** A balance as Fineract writes it: a JSON number, possibly negative, with any number of decimals; kept as its text. */
+function readBalance(record: WireRecord, key: string): string {
+  const text = record.number(key).text;
+  if (!SIGNED_DECIMAL.test(text)) throw new MalformedResponse(`${record.at(key)} is not a decimal balance`);
+  return text;
+}
+
+/** Whether a balance (signed, any scale) covers a positive amount; compared as decimals, never as numbers. */
+export function fundsCover(balance: string, amount: string): boolean {
+  if (balance.startsWith('-')) return false;
+  return compareDecimal(balance, amount) >= 0;
 }
 
 /**

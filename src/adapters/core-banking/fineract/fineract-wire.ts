@@ -47,11 +47,22 @@ export interface FineractSavingsSummary {
   readonly depositType?: string;
 }
 
+/** An account as commit, refund and the start-up check need it: what it is, not what it holds. */
 export interface FineractSavingsAccount {
   readonly id: string;
   readonly status: FineractEnum;
   readonly subStatus?: FineractEnum;
   readonly currency: string;
+}
+
+/**
+ * The float with its balances, read only where a balance decides something (a refund checks the
+ * float can fund it). Balances are signed decimal text at Fineract's scale, as Fineract wrote
+ * them: an overdraft product lets a balance go below zero, and Fineract's currency table can give
+ * a currency more decimals than ISO 4217 (UGX has 2), so "-20.000000" and "1500.500000" are both
+ * balances. They are compared as decimals (fundsCover), never converted to numbers.
+ */
+export interface FineractFloatAccount extends FineractSavingsAccount {
   readonly accountBalance: string;
   readonly availableBalance?: string;
 }
