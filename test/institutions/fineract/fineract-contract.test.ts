@@ -19,6 +19,7 @@ runCoreBankingContract({
         password: FINERACT_FIXTURE_DEFAULTS.password,
         floatAccountId: FINERACT_FIXTURE_DEFAULTS.floatAccountId,
         paymentTypeId: FINERACT_FIXTURE_DEFAULTS.paymentTypeId,
+        timeZone: 'UTC',
         timeoutMs: 300,
         connectTimeoutMs: 300,
         maxResponseBytes: 1_048_576,

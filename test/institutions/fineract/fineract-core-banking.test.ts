@@ -25,6 +25,7 @@ function options(baseUrl: string, overrides: Partial<FineractOptions> = {}): Fin
     password: FINERACT_FIXTURE_DEFAULTS.password,
     floatAccountId: FINERACT_FIXTURE_DEFAULTS.floatAccountId,
     paymentTypeId: FINERACT_FIXTURE_DEFAULTS.paymentTypeId,
+    timeZone: 'UTC',
     timeoutMs: 300,
     connectTimeoutMs: 300,
     maxResponseBytes: 1_048_576,
@@ -32,8 +33,13 @@ function options(baseUrl: string, overrides: Partial<FineractOptions> = {}): Fin
   };
 }
 
-async function start(overrides: Partial<FineractOptions> = {}): Promise<{ fineract: FineractFixture; adapter: FineractCoreBanking }> {
+async function start(
+  overrides: Partial<FineractOptions> = {},
+  tenant: { readonly clock?: Clock; readonly timeZone?: string } = {},
+): Promise<{ fineract: FineractFixture; adapter: FineractCoreBanking }> {
   const fineract = await startFineractFixture({
+    clock: tenant.clock ?? clock,
+    ...(tenant.timeZone === undefined ? {} : { timeZone: tenant.timeZone }),
     ...CONTRACT_SEED,
     accounts: [
       ...CONTRACT_SEED.accounts,
@@ -41,7 +47,7 @@ async function start(overrides: Partial<FineractOptions> = {}): Promise<{ finera
       { idType: 'MSISDN', idValue: '260971000010', firstName: 'Old', lastName: 'Account', balance: '0', status: 'closed' },
     ],
   });
-  const adapter = new FineractCoreBanking(options(fineract.url, overrides), { clock });
+  const adapter = new FineractCoreBanking(options(fineract.url, overrides), { clock: tenant.clock ?? clock });
   closers.push(() => fineract.close(), () => adapter.close());
   return { fineract, adapter };
 }
@@ -385,6 +391,13 @@ describe('readFineractOptions', () => {
     });
   });
 
+  it('refuses a FINERACT_TIMEZONE the time zone database does not know, and takes an IANA name', () => {
+    const base = { FINERACT_BASE_URL: 'https://f.example.org/api/v1', FINERACT_USERNAME: 'c', FINERACT_PASSWORD: 'p', FINERACT_FLOAT_ACCOUNT_ID: '4', FINERACT_PAYMENT_TYPE_ID: '3' };
+    expect(readFineractOptions({ ...base, FINERACT_TIMEZONE: 'Africa/Lusak' })).toEqual({ problems: ['FINERACT_TIMEZONE: "Africa/Lusak" is not a time zone (an IANA name such as Africa/Lusaka)'] });
+    const read = readFineractOptions({ ...base, FINERACT_TIMEZONE: 'Africa/Lusaka' });
+    expect('options' in read ? read.options.timeZone : read.problems).toBe('Africa/Lusaka');
+  });
+
   it('reads a complete configuration with defaults', () => {
     expect(
       readFineractOptions({
@@ -402,6 +415,7 @@ describe('readFineractOptions', () => {
         password: 's3cret',
         floatAccountId: '42',
         paymentTypeId: '3',
+        timeZone: 'UTC',
         timeoutMs: 15_000,
         connectTimeoutMs: 3000,
         maxResponseBytes: 16_777_216,
@@ -503,6 +517,81 @@ describe('FineractCoreBanking: customer balances as Fineract writes them never b
       false,
       true,
       false,
+    ]);
+  });
+});
+
+/** A clock tests move by hand. */
+function manualClock(iso: string): Clock & { set(iso: string): void } {
+  let current = new Date(iso);
+  return { now: () => new Date(current.getTime()), set: (next) => (current = new Date(next)) };
+}
+
+/** The float's transactions as Fineract lists them: "type date amount", oldest first. */
+async function floatLines(fineract: FineractFixture): Promise<string[]> {
+  const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+  const answer = await fetch(`${fineract.url}/savingsaccounts/1/transactions/search?orderBy=id&sortOrder=ASC`, { headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant } });
+  return WireRecord.of(parseDecimalJson(await answer.text()))
+    .array('content')
+    .map((line) => {
+      const date = line.values['date'];
+      const day = Array.isArray(date) ? date.map((part) => (part instanceof JsonNumber ? part.text : '?').padStart(2, '0')).join('-') : '?';
+      return `${line.record('transactionType').string('code').replace('savingsAccountTransactionType.', '')} ${day} ${line.number('amount').text}`;
+    });
+}
+
+describe('FineractCoreBanking: commands dated with the tenant\'s day (FINERACT_TIMEZONE)', () => {
+  it('a tenant at UTC+2, 00:30 local: holds after a commit are taken, and again after UTC\'s midnight', async () => {
+    const lusaka = manualClock('2026-11-23T22:30:00.000Z');
+    const { fineract, adapter } = await start({ timeZone: 'Africa/Lusaka' }, { clock: lusaka, timeZone: 'Africa/Lusaka' });
+    const transfer = (reference: string) => ({ reference, amount: zmw('10'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+    await adapter.reserve(transfer('TRANSFER-A'));
+    await adapter.commit(transfer('TRANSFER-A'));
+    await adapter.reserve(transfer('TRANSFER-B'));
+    lusaka.set('2026-11-24T00:30:00.000Z');
+    await adapter.reserve(transfer('TRANSFER-C'));
+    await adapter.release('TRANSFER-B', zmw('10'));
+    await adapter.release('TRANSFER-C', zmw('10'));
+    expect({ lines: await floatLines(fineract), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable(), payee: fineract.balanceOf(PAYEE.idValue) }).toEqual({
+      lines: [
+        'onHold 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+        'withdrawal 2026-11-24 10.000000',
+        'onHold 2026-11-24 10.000000',
+        'onHold 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+      ],
+      float: '990',
+      floatAvailable: '990',
+      payee: '60',
+    });
+  });
+
+  it('the fixture keeps Fineract\'s date rules: a hold before the last transaction and a deposit after the business date are refused 400', async () => {
+    const { fineract } = await start();
+    const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+    const post = async (savingsId: string, command: string, transactionDate: string) => {
+      const body = { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: '1', paymentTypeId: 4, receiptNumber: 'R', reasonForBlock: 'R' };
+      const answer = await fetch(`${fineract.url}/savingsaccounts/${savingsId}/transactions?command=${command}`, {
+        method: 'POST',
+        headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant, 'content-type': 'application/json' },
+        body: JSON.stringify(command === 'holdAmount' ? { ...body, paymentTypeId: undefined, receiptNumber: undefined } : { ...body, reasonForBlock: undefined }),
+      });
+      const read = WireRecord.of(parseDecimalJson(await answer.text()));
+      return `${answer.status} ${read.has('errors') ? (read.array('errors')[0]?.string('userMessageGlobalisationCode') ?? '?') : 'ok'}`;
+    };
+    const payee = fineract.accountIdOf(PAYEE.idValue);
+    expect([
+      await post('1', 'holdAmount', '2026-11-23'),
+      await post('1', 'holdAmount', '2026-11-22'),
+      await post(payee, 'deposit', '2026-11-24'),
+      await post(payee, 'deposit', '2026-11-23'),
+    ]).toEqual([
+      '200 ok',
+      '400 validation.msg.savingsaccount.date.validation.msg.date.can.not.be.before.last.transaction.date',
+      '400 error.msg.savingsaccount.transaction.in.the.future',
+      '200 ok',
     ]);
   });
 });

@@ -3,6 +3,7 @@ import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountS
 import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
 import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
 import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import { systemClock, type Clock } from '../../../src/ports/clock.js';
 import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fineract/fineract-wire.js';
 
 /**
@@ -23,6 +24,13 @@ import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fi
  * - `releaseTransactionId` on every savings transaction: 0 while a hold is unreleased, the
  *   release transaction's id once released (SavingsAccountTransactionData.java); releasing an
  *   unknown transaction answers 500, releasing twice 400;
+ * - dates: the tenant's business date is its day in the tenant's time zone
+ *   (DateUtils.getBusinessLocalDate / getLocalDateOfTenant: LocalDate.now(tenant timezone_id),
+ *   with the business-date feature off). A release is dated with it, whatever its hold's date
+ *   (SavingsAccountTransactionDataValidator.validateReleaseAmountAndAssembleForm); a hold dated
+ *   before the account's last transaction is refused 400 (validateHoldAndAssembleForm,
+ *   retrieveLastTransactionDate); a deposit or withdrawal dated after the business date is
+ *   refused 400 (SavingsAccount: "error.msg.savingsaccount.transaction.in.the.future");
  * - statements: GET /savingsaccounts/{id}?associations=transactions lists the whole history;
  * - GET /paymenttypes lists the payment types (PaymentTypeApiResource.java); a deposit or a
  *   withdrawal under an unknown payment type is refused (400);
@@ -40,6 +48,10 @@ export interface FineractFixtureOptions extends FixtureSeed {
   readonly tenant?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The tenant's time zone (its timezone_id); UTC unless given. */
+  readonly timeZone?: string;
+  /** Fineract's clock, from which it takes the tenant's business date; the system clock unless given. */
+  readonly clock?: Clock;
 }
 
 const FINERACT_FIXTURE_DEFAULTS_PAYMENT_TYPE = '4';
@@ -54,7 +66,7 @@ interface Transaction {
   readonly reasonForBlock?: string;
   /** '0' until released, as Fineract reports an unreleased hold (and every other transaction). */
   releaseTransactionId: string;
-  /** The value date, YYYY-MM-DD: the command's transactionDate (a release takes its hold's). */
+  /** The value date, YYYY-MM-DD: the command's transactionDate (a release: the business date it was made on). */
   readonly date: string;
   /** Set when an operator reverses the transaction (undo); it then moved nothing. */
   reversed: boolean;
@@ -122,6 +134,8 @@ class FineractInstitution {
   readonly #authorization: string;
   readonly #tenant: string;
   readonly #commands = new Map<string, StoredCommand>();
+  readonly #clock: Clock;
+  readonly #tenantDay: Intl.DateTimeFormat;
   #nextId = 100;
   #nextTransaction = 1;
 
@@ -133,6 +147,8 @@ class FineractInstitution {
     const password = options.password ?? FINERACT_FIXTURE_DEFAULTS.password;
     this.#authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
     this.#tenant = options.tenant ?? FINERACT_FIXTURE_DEFAULTS.tenant;
+    this.#clock = options.clock ?? systemClock;
+    this.#tenantDay = new Intl.DateTimeFormat('en-CA', { timeZone: options.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
     this.seed(options.accounts);
   }
 
@@ -372,6 +388,8 @@ class FineractInstitution {
     if (command === 'holdAmount' && input.reasonForBlock === undefined) {
       return fail(400, 'validation.msg.savingsaccount.transaction.reasonForBlock.cannot.be.blank', 'reasonForBlock is mandatory');
     }
+    const dateRefusal = this.#dateRefusal(savings, command, input.date);
+    if (dateRefusal !== undefined) return dateRefusal;
     if (savings.statusId !== '300') return fail(403, 'error.msg.savingsaccount.transaction.account.is.not.active', 'Account is not active');
     if (savings.subStatusId === '400') return fail(403, 'error.msg.savingsaccount.account.is.blocked', 'Account is blocked');
     try {
@@ -387,13 +405,42 @@ class FineractInstitution {
     return this.#commandResult(savings, transaction);
   }
 
+  /** The tenant's business date, yyyy-MM-dd: its day in the tenant's time zone (DateUtils.getBusinessLocalDate). */
+  #businessDate(): string {
+    const parts = this.#tenantDay.formatToParts(this.#clock.now());
+    const part = (type: string) => parts.find((candidate) => candidate.type === type)?.value ?? '';
+    return `${part('year')}-${part('month')}-${part('day')}`;
+  }
+
+  /**
+   * Fineract's date rules for these commands: a hold may not be dated before the account's last
+   * transaction (validateHoldAndAssembleForm: "Amount can be put on hold only after last
+   * transaction"; the last by date, SavingsAccount.retrieveLastTransactionDate), and a deposit or
+   * withdrawal may not be dated after the business date (SavingsAccount, deposit and withdrawal
+   * validation: DateUtils.isDateInTheFuture).
+   */
+  #dateRefusal(savings: Savings, command: 'deposit' | 'withdrawal' | 'holdAmount', date: string): FixtureReply | undefined {
+    if (command === 'holdAmount') {
+      const last = savings.transactions.filter((transaction) => !transaction.reversed).reduce((latest, transaction) => (transaction.date > latest ? transaction.date : latest), '');
+      if (date < last) {
+        return validationErrors('validation.msg.savingsaccount.date.validation.msg.date.can.not.be.before.last.transaction.date', 'Amount can be put on hold only after last transaction', 'date');
+      }
+      return undefined;
+    }
+    if (date > this.#businessDate()) {
+      return validationErrors('error.msg.savingsaccount.transaction.in.the.future', 'Transaction date cannot be in the future.', 'transactionDate');
+    }
+    return undefined;
+  }
+
   release(savings: Savings, holdId: string): FixtureReply {
     const hold = savings.transactions.find((transaction) => transaction.id === holdId && transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold);
     // Fineract fails with a server error on an id it cannot load, and validates a second release (400).
     if (hold === undefined) return { status: 500, body: { developerMessage: 'Request failed', httpStatusCode: '500', defaultUserMessage: 'Request failed' } };
     if (hold.releaseTransactionId !== '0') return fail(400, 'validation.msg.savingsaccount.onhold.transaction.already.released', 'Amount already released');
     this.books.releaseHold(savings.book, hold.amountMinor);
-    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, hold.date);
+    // Dated with the tenant's business date, not the hold's (validateReleaseAmountAndAssembleForm).
+    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, this.#businessDate());
     hold.releaseTransactionId = release.id;
     return this.#commandResult(savings, release);
   }
@@ -532,6 +579,20 @@ function fail(status: number, code: string, message: string): FixtureReply {
       defaultUserMessage: message,
       userMessageGlobalisationCode: status === 403 ? 'validation.msg.domain.rule.violation' : code,
       errors: [{ developerMessage: message, defaultUserMessage: message, userMessageGlobalisationCode: code, parameterName: 'id', args: [] }],
+    },
+  };
+}
+
+/** A validation failure (PlatformApiDataValidationException): 400, the specific code in errors[0]. */
+function validationErrors(code: string, message: string, parameterName: string): FixtureReply {
+  return {
+    status: 400,
+    body: {
+      developerMessage: 'Invalid parameter(s) was/were passed in the request.',
+      httpStatusCode: '400',
+      defaultUserMessage: 'Validation errors exist.',
+      userMessageGlobalisationCode: 'validation.msg.validation.errors.exist',
+      errors: [{ developerMessage: message, defaultUserMessage: message, userMessageGlobalisationCode: code, parameterName, args: [] }],
     },
   };
 }

@@ -39,6 +39,7 @@ import {
   readSearchResults,
   statusFromSearch,
   toPartyDetails,
+  tenantDayFormat,
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
@@ -83,10 +84,12 @@ export class FineractCoreBanking implements CoreBanking {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #options: FineractOptions;
   readonly #clock: Clock;
+  readonly #tenantDay: Intl.DateTimeFormat;
 
   constructor(options: FineractOptions, deps: FineractDeps) {
     this.#options = options;
     this.#clock = deps.clock;
+    this.#tenantDay = tenantDayFormat(options.timeZone);
     this.#http = new InstitutionHttp({
       institution: 'fineract',
       baseUrl: options.baseUrl,
@@ -362,7 +365,7 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   #today(): string {
-    return transactionDate(this.#clock.now());
+    return transactionDate(this.#clock.now(), this.#tenantDay);
   }
 }
 

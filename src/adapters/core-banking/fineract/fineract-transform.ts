@@ -298,9 +298,26 @@ export function holdCommand(amount: string, reference: string, transactionDate: 
   return { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: amount, reasonForBlock: reference };
 }
 
-/** The business date of a transaction, in UTC, as the commands' dateFormat expects. */
-export function transactionDate(now: Date): string {
-  return now.toISOString().slice(0, 10);
+/** Formats an instant as the tenant's calendar day (see transactionDate). */
+export function tenantDayFormat(timeZone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', calendar: 'iso8601', numberingSystem: 'latn' });
+}
+
+/**
+ * The date of a command, yyyy-MM-dd as the commands' dateFormat expects: the tenant's day, not
+ * UTC's. Fineract dates a release with the tenant's business date (DateUtils.getBusinessLocalDate,
+ * the day in the tenant's time zone: SavingsAccountTransactionDataValidator
+ * .validateReleaseAmountAndAssembleForm), refuses a hold dated before the account's last
+ * transaction (validateHoldAndAssembleForm) and a deposit or withdrawal dated after the business
+ * date (SavingsAccount: "transaction.in.the.future"). Dated with the UTC day, every hold on the
+ * float was refused from the tenant's midnight to UTC's once a release had been dated the new day.
+ */
+export function transactionDate(now: Date, tenantDay: Intl.DateTimeFormat): string {
+  const parts = tenantDay.formatToParts(now);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((candidate) => candidate.type === type)?.value ?? '';
+  const date = `${part('year')}-${part('month')}-${part('day')}`;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`tenant day formatted as "${date}"`);
+  return date;
 }
 
 export function readError(body: unknown): FineractError {
