@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/ports/clock.js';
-import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
+import { BARRED, CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
 import { JsonNumber, parseDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
 import { FineractCoreBanking, idempotencyKey } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
@@ -593,5 +593,94 @@ describe('FineractCoreBanking: commands dated with the tenant\'s day (FINERACT_T
       '400 error.msg.savingsaccount.transaction.in.the.future',
       '200 ok',
     ]);
+  });
+});
+
+describe('FineractCoreBanking: a step whose run Fineract rolled back is sent again under the step\'s next key', () => {
+  const key = (step: string, attempt = 0) => idempotencyKey(REF, step, attempt);
+
+  it('a release whose releaseAmount met a lock conflict is an outage, and the next attempt releases the hold under the next key', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('releaseAmount', 'lock-conflict');
+    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'InstitutionUnavailable', /HTTP 409 error\.msg\.platform\.service\.lock\.conflict$/);
+    await adapter.release(REF, zmw('12.34'));
+    await adapter.release(REF, zmw('12.34'));
+    expect({ writes: writes(fineract), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable() }).toEqual({
+      writes: [
+        `holdAmount ${key('hold')}`,
+        `holdAmount ${key('hold')}`,
+        `releaseAmount ${key('release-hold')}`,
+        `holdAmount ${key('hold')}`,
+        `releaseAmount ${key('release-hold')}`,
+        `releaseAmount ${key('release-hold', 1)}`,
+        `holdAmount ${key('hold')}`,
+      ],
+      float: '1000',
+      floatAvailable: '1000',
+    });
+  });
+
+  it('a commit whose deposit met a lock conflict is an outage, not a decline; the retry credits the payee once', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('deposit', 'lock-conflict');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /commit: deposit: HTTP 409/);
+    await adapter.commit(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    const deposits = writes(fineract).filter((write) => write.startsWith('deposit'));
+    expect({ deposits, payee: fineract.balanceOf(PAYEE.idValue), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable(), total: fineract.total() }).toEqual({
+      deposits: [`deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee', 1)}`, `deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee', 1)}`],
+      payee: '62.34',
+      float: '987.66',
+      floatAvailable: '987.66',
+      total: '1261', // the seed here adds two accounts (1 and 0) to the contract's 1260
+    });
+  });
+
+  it('a float withdrawal whose run failed with a 500 (stored, replayed as 500) is booked under the next key by the retry', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('withdrawal', 'server-error');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /commit: withdraw float: HTTP 500/);
+    await adapter.commit(commitRequest(fineract));
+    const withdrawals = writes(fineract).filter((write) => write.startsWith('withdrawal'));
+    expect({ withdrawals, payee: fineract.balanceOf(PAYEE.idValue), float: fineract.floatBalance(), total: fineract.total() }).toEqual({
+      withdrawals: [`withdrawal ${key('withdraw-float')}`, `withdrawal ${key('withdraw-float')}`, `withdrawal ${key('withdraw-float', 1)}`],
+      payee: '62.34',
+      float: '987.66',
+      total: '1261', // the seed here adds two accounts (1 and 0) to the contract's 1260
+    });
+  });
+
+  it('a step refused on every attempt spends at most 32 keys, then answers the stored refusal', async () => {
+    const { fineract, adapter } = await start();
+    const request = { reference: REF, amount: zmw('1'), payeeAccountId: fineract.accountIdOf(BARRED.idValue) };
+    await adapter.reserve(request);
+    const answers: string[] = [];
+    for (let attempt = 0; attempt < 33; attempt += 1) {
+      const error = await expectConnectorError(adapter.commit(request), 'PayeeBlocked');
+      answers.push(error.message.includes('replayed') ? 'replayed' : 'fresh');
+    }
+    const lastAttempt = fineract.requests.length;
+    await expectConnectorError(adapter.commit(request), 'PayeeBlocked', /deposit \(replayed under each of the step's 32 keys\): HTTP 403/);
+    const depositKeys = new Set(writes(fineract).filter((write) => write.startsWith('deposit')));
+    expect({
+      answers: [answers.slice(0, 32).every((answer) => answer === 'fresh'), answers[32]],
+      keys: depositKeys.size,
+      lastKey: depositKeys.has(`deposit ${key('deposit-payee', 31)}`),
+      depositsInLastAttempt: writes(fineract, lastAttempt).filter((write) => write.startsWith('deposit')).length,
+      payee: fineract.balanceOf(BARRED.idValue),
+      floatAvailable: fineract.floatAvailable(),
+    }).toEqual({ answers: [true, 'replayed'], keys: 32, lastKey: true, depositsInLastAttempt: 32, payee: '10', floatAvailable: '999' });
+  });
+
+  it('maps Fineract\'s lock conflicts to an outage whoever\'s account it was', () => {
+    const conflict = (code: string) => ({ httpStatusCode: '409', userMessageGlobalisationCode: code, errors: [] });
+    expect([
+      declineFor('commit: deposit', 409, conflict('error.msg.platform.service.lock.conflict'), 'payee').errorName,
+      declineFor('refund: deposit', 409, conflict('error.msg.platform.service.org.apache.fineract.portfolio.savings.domain.SavingsAccount.conflict'), 'payer').errorName,
+      declineFor('commit: deposit', 409, conflict('error.msg.platform.service.unknown.conflict'), 'payee').errorName,
+    ]).toEqual(['InstitutionUnavailable', 'InstitutionUnavailable', 'InstitutionUnavailable']);
   });
 });

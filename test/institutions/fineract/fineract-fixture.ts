@@ -19,8 +19,9 @@ import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fi
  *   header name `Idempotency-Key` from fineract.idempotency-key-header-name in
  *   application.properties): a command is stored with its result under action + entity + key;
  *   a repeat answers the stored status and body with `x-served-from-cache: true`, errors the
- *   command raised included; a repeat while the first is still running is refused (425; the
- *   document says 409) and runs nothing;
+ *   command raised included (SynchronousCommandProcessingService.executeCommand stores status
+ *   ERROR with the answer; IdempotentCommandExceptionMapper replays it); a repeat while the first
+ *   is still running is refused (425, also marked; the document says 409) and runs nothing;
  * - `releaseTransactionId` on every savings transaction: 0 while a hold is unreleased, the
  *   release transaction's id once released (SavingsAccountTransactionData.java); releasing an
  *   unknown transaction answers 500, releasing twice 400;
@@ -110,6 +111,18 @@ export interface FineractFixture extends FixtureInstitution {
    * account through the API.
    */
   overdraw(idValue: string, amount: string): void;
+  /**
+   * The next new run of `command` (deposit, withdrawal, holdAmount, releaseAmount) fails and
+   * books nothing (CommandSourceService.processCommand's transaction is rolled back); the answer
+   * is stored under the command's key like any error it raised:
+   * - 'lock-conflict': another writer of the account won; Fineract's own retries of the command
+   *   (resilience4j executeCommand retries ConcurrencyFailureException) are spent: 409
+   *   `error.msg.platform.service.lock.conflict` (ConcurrencyFailureExceptionMapper,
+   *   ApiGlobalErrorResponse.conflict);
+   * - 'server-error': an unexpected exception (a dropped database connection, say): 500
+   *   `{"Exception": message}` (DefaultExceptionMapper).
+   */
+  failNext(command: string, failure: 'lock-conflict' | 'server-error'): void;
 }
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
@@ -124,6 +137,7 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
   return Object.assign(institution, {
     reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber),
     overdraw: (idValue: string, amount: string) => state.overdraw(idValue, amount),
+    failNext: (command: string, failure: 'lock-conflict' | 'server-error') => state.failNext(command, failure),
   });
 }
 
@@ -134,6 +148,7 @@ class FineractInstitution {
   readonly #authorization: string;
   readonly #tenant: string;
   readonly #commands = new Map<string, StoredCommand>();
+  readonly #failures: Array<{ readonly command: string; readonly failure: 'lock-conflict' | 'server-error' }> = [];
   readonly #clock: Clock;
   readonly #tenantDay: Intl.DateTimeFormat;
   #nextId = 100;
@@ -185,8 +200,10 @@ class FineractInstitution {
       this.#commands.set(key, { state: 'running' });
       return undefined;
     }
+    // IdempotentCommandExceptionMapper marks every answer it gives, the 425 included.
     if (stored.state === 'running') {
-      return fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed');
+      const refusal = fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed');
+      return { ...refusal, headers: { 'x-served-from-cache': 'true' } };
     }
     return { ...stored.reply, headers: { ...stored.reply.headers, 'x-served-from-cache': 'true' } };
   }
@@ -371,7 +388,18 @@ class FineractInstitution {
     return { status: 200, body: this.#transactionBody(transaction) };
   }
 
+  failNext(command: string, failure: 'lock-conflict' | 'server-error'): void {
+    this.#failures.push({ command, failure });
+  }
+
   command(savingsId: string, transactionId: string | undefined, command: string | null, body: unknown): FixtureReply {
+    const planned = this.#failures.find((candidate) => candidate.command === command);
+    if (planned !== undefined) {
+      this.#failures.splice(this.#failures.indexOf(planned), 1);
+      if (planned.failure === 'server-error') return { status: 500, body: { Exception: 'Could not open JPA EntityManager for transaction' } };
+      const message = 'The server is currently unable to handle the request due to concurrent modification  on lock, please try again';
+      return { status: 409, body: { developerMessage: message, httpStatusCode: '409', defaultUserMessage: message, userMessageGlobalisationCode: 'error.msg.platform.service.lock.conflict', errors: [] } };
+    }
     const savings = this.#savings.get(savingsId);
     if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
     if (transactionId !== undefined) {

@@ -344,20 +344,42 @@ export class FineractCoreBanking implements CoreBanking {
     await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`);
   }
 
-  /** One write with its idempotency key; answers the transaction id Fineract booked (or had booked). */
+  /**
+   * One write of a step; answers the transaction id Fineract booked (or had booked).
+   *
+   * Fineract stores a command's failure under its key as well as its success, and replays it to
+   * every repeat with `x-served-from-cache: true` (SynchronousCommandProcessingService
+   * .executeCommand saves status ERROR in a new transaction; a repeat meets
+   * IdempotentCommandProcessFailedException). A step whose first run met a passing failure (a
+   * lock conflict, a date refused near midnight, a 500) would then fail for ever under one key. So
+   * a step has a fixed sequence of keys (idempotencyKey with attempt 0, 1, 2, ...), walked from
+   * the first on every attempt: a replayed failure sends the command again under the next key.
+   * This cannot move money twice, because a stored ERROR is a command Fineract rolled back: it
+   * runs in CommandSourceService.processCommand's transaction, which the failure rolls back
+   * before the ERROR is saved, so nothing was booked under that key. Every walker stops at the
+   * first key that is not a stored ERROR (a booked result, or a run still under way: 425), so at
+   * most one key of a step is ever booked, whichever process walks. A command held for a
+   * checker's approval answers 200 and is not a failure, so it is never passed over.
+   */
   async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string> {
-    const answer = await this.#http.send({
-      operation,
-      method: 'POST',
-      path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
-      json: body,
-      headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step) },
-    });
-    if (stillRunning(answer)) {
-      throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await this.#http.send({
+        operation,
+        method: 'POST',
+        path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
+        json: body,
+        headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step, attempt) },
+        serverErrorAnsweredWhen: SERVED_FROM_CACHE,
+      });
+      if (stillRunning(answer)) {
+        throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
+      }
+      const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
+      if (replayedFailure && attempt + 1 < KEYS_PER_STEP) continue;
+      if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}: HTTP ${answer.status}, replayed under each of the step's ${KEYS_PER_STEP} keys`);
+      if (answer.status >= 400) throw declineFor(replayedFailure ? `${operation} (replayed under each of the step's ${KEYS_PER_STEP} keys)` : operation, answer.status, answer.body, role);
+      return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
     }
-    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);
-    return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
   }
 
   #send(call: InstitutionRequest): Promise<InstitutionAnswer> {
@@ -369,12 +391,24 @@ export class FineractCoreBanking implements CoreBanking {
   }
 }
 
+/** Fineract's mark on an answer replayed from its idempotency store (AbstractIdempotentCommandException). */
+const SERVED_FROM_CACHE = 'x-served-from-cache';
+
 /**
- * The key of one step of one operation: our reference and the step, hashed to 43 characters
- * (base64url SHA-256) so that any reference fits Fineract's key column.
+ * How many keys one step may use. A key is spent only by a command Fineract rolled back, and
+ * every attempt replays the spent ones before the next, so this bounds an attempt's requests.
+ * Past it, the last failure is answered as it is.
  */
-export function idempotencyKey(reference: string, step: string): string {
-  return createHash('sha256').update(`${reference}\u0000${step}`, 'utf8').digest('base64url');
+const KEYS_PER_STEP = 32;
+
+/**
+ * Key `attempt` of one step of one operation: our reference, the step and, after the first, the
+ * attempt, hashed to 43 characters (base64url SHA-256) so that any reference fits Fineract's key
+ * column. Attempt 0 is the key this adapter has always sent for the step.
+ */
+export function idempotencyKey(reference: string, step: string, attempt = 0): string {
+  const text = attempt === 0 ? `${reference}\u0000${step}` : `${reference}\u0000${step}\u0000${attempt}`;
+  return createHash('sha256').update(text, 'utf8').digest('base64url');
 }
 
 /** Fineract refusing a repeat because the first attempt with the key has not finished. */

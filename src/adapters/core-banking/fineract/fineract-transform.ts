@@ -341,6 +341,8 @@ export function readError(body: unknown): FineractError {
  */
 export type FineractRole = 'float' | 'payee' | 'payer';
 
+const LOCK_CONFLICT = /^error\.msg\.platform\.service\..+\.conflict$/;
+
 /** A 4xx answer as a catalogue error, from Fineract's globalisation codes (messages are left out: they quote balances). */
 export function declineFor(operation: string, status: number, body: unknown, role: FineractRole): ConnectorError {
   const { codes } = readError(body);
@@ -348,7 +350,9 @@ export function declineFor(operation: string, status: number, body: unknown, rol
   const has = (fragment: string) => codes.some((code) => code.includes(fragment));
   if (status === 401) return new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
   // Optimistic-lock clashes on a busy account: nothing was booked, and the same call may pass now.
-  if (has('concurrent')) return new ConnectorError('InstitutionUnavailable', detail);
+  // ConcurrencyFailureExceptionMapper answers 409 error.msg.platform.service.<entity or "lock">.conflict
+  // (ApiGlobalErrorResponse.conflict) once Fineract's own retries of the command are spent.
+  if (has('concurrent') || codes.some((code) => LOCK_CONFLICT.test(code))) return new ConnectorError('InstitutionUnavailable', detail);
   if (has('insufficient')) return new ConnectorError(role === 'payer' ? 'PayerInsufficientFunds' : 'PayeeInsufficientLiquidity', detail);
   if (role === 'float') return new ConnectorError('InstitutionUnavailable', `${detail}: the float account refused the command`);
   return new ConnectorError(declineName(status, has, role), detail);
