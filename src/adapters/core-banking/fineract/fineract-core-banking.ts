@@ -68,6 +68,8 @@ export interface FineractDeps {
  * - refund: deposit to the payer, withdraw from the float.
  * A repeat that finds the first attempt still running is refused by Fineract (425, or 409 as its
  * document says): the outcome is unknown and the caller tries again later; nothing is booked.
+ * Fineract stores a failure under the key too, so a step has a sequence of keys and a replayed
+ * failure, which booked nothing, moves the step to its next key (see #command).
  * No operation reads a statement: the float's history grows without bound. Where a state is
  * needed, the hold is read by its transaction id (Fineract reports `releaseTransactionId` 0 while
  * it is unreleased), and one search by receipt number finds our deposits and withdrawals: a

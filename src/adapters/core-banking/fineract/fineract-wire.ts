@@ -7,7 +7,7 @@
  * Calls:
  *   GET  /clients?externalId={id}                        client search by external id
  *   GET  /clients/{clientId}/accounts                    the client's savings accounts
- *   GET  /savingsaccounts/{id}                           an account and its balances (never its statement)
+ *   GET  /savingsaccounts/{id}                           an account (the float's balances too; never its statement)
  *   GET  /savingsaccounts/{id}/transactions/{txId}       one transaction (our hold) by its id
  *   POST /savingsaccounts/{id}/transactions?command=deposit | withdrawal | holdAmount
  *   POST /savingsaccounts/{id}/transactions/{holdId}?command=releaseAmount
@@ -16,7 +16,8 @@
  *   GET  /savingsaccounts/{id}/transactions/search?fromDate&toDate&types&offset&limit
  *                                                        the float's withdrawals of a period (reconciliation)
  * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`; every POST an
- * `Idempotency-Key` (Fineract 1.9 and later).
+ * `Idempotency-Key` (Fineract 1.9 and later), and its answer is read with `x-served-from-cache`.
+ * Commands are dated `yyyy-MM-dd` with the tenant's day (FINERACT_TIMEZONE).
  */
 
 /** Fineract's enum objects: `{ id, code, value }`; the id is what the adapter switches on. */
