@@ -378,8 +378,9 @@ export class FineractCoreBanking implements CoreBanking {
       }
       const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
       if (replayedFailure && attempt + 1 < KEYS_PER_STEP) continue;
-      if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}: HTTP ${answer.status}, replayed under each of the step's ${KEYS_PER_STEP} keys`);
-      if (answer.status >= 400) throw declineFor(replayedFailure ? `${operation} (replayed under each of the step's ${KEYS_PER_STEP} keys)` : operation, answer.status, answer.body, role);
+      const spent = replayedFailure ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
+      if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}${spent}: HTTP ${answer.status}`);
+      if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
       return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
     }
   }
