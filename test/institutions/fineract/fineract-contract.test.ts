@@ -9,6 +9,8 @@ runCoreBankingContract({
   // Fineract has sub-statuses for blocked accounts but no notion of a barred one.
   barredReportedAs: 'blocked',
   wire: true,
+  // Fineract finds no transaction by our reference (its search covers accounts, not transactions).
+  statusByReference: false,
   async setup(seed) {
     const fixture = await startFineractFixture(seed);
     const coreBanking = new FineractCoreBanking(

@@ -35,9 +35,10 @@ import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fi
  * - statements: GET /savingsaccounts/{id}?associations=transactions lists the whole history;
  * - GET /paymenttypes lists the payment types (PaymentTypeApiResource.java); a deposit or a
  *   withdrawal under an unknown payment type is refused (400);
- * - GET /search?query=...&resource=savingsTransactions&exactMatch=true finds savings
- *   transactions by receipt number (integration-tests SearchResourcesTest,
- *   searchOverSavingsDepositTransactionResources);
+ * - GET /search searches clients, groups, loans, savings and share accounts, never
+ *   transactions: a resource naming savings (savingsTransactions included, SearchConditions)
+ *   finds savings accounts whose account number or external id matches the query
+ *   (SearchReadPlatformServiceImpl, savingMatchSql), answered as entityType "SAVING";
  * - error bodies {developerMessage, httpStatusCode, defaultUserMessage,
  *   userMessageGlobalisationCode, errors[]} (PlatformApiDataValidationException,
  *   PlatformDomainRuleException and their mappers); amounts as JSON numbers with six decimals.
@@ -264,26 +265,26 @@ class FineractInstitution {
     };
   }
 
-  /** Global search; only what the adapter uses: savings transactions by exact receipt number. */
+  /**
+   * Global search as Fineract answers it for savings (SearchReadPlatformServiceImpl, savingMatchSql):
+   * savings accounts whose account number or external id equals the query (exactMatch), as
+   * entityType "SAVING". Transactions are not searched, whatever the resource is called.
+   */
   search(query: URLSearchParams): FixtureReply {
     const text = query.get('query');
     if (text === null || text === '') return fail(400, 'validation.msg.search.query.cannot.be.blank', 'query is mandatory');
-    if (query.get('resource') !== 'savingsTransactions' || query.get('exactMatch') !== 'true') return { status: 200, body: [] };
+    if (!(query.get('resource') ?? '').toLowerCase().includes('saving')) return { status: 200, body: [] };
     const found: unknown[] = [];
     for (const savings of this.#savings.values()) {
-      for (const transaction of savings.transactions) {
-        if (transaction.receiptNumber !== text) continue;
-        const type = transaction.typeId === FINERACT_TRANSACTION_TYPE.deposit ? 'deposit' : 'withdrawal';
-        found.push({
-          entityId: new JsonNumber(savings.id),
-          entityType: 'SAVINGS_TRANSACTION',
-          ...(savings.clientId === undefined ? {} : { parentId: new JsonNumber(savings.clientId), parentType: 'client' }),
-          transactionId: new JsonNumber(transaction.id),
-          transactionType: type,
-          accountId: new JsonNumber(savings.id),
-          accountType: 'savings',
-        });
-      }
+      // The fixture's savings accounts carry no external id; their number is the id on 9 digits.
+      const accountNo = savings.id.padStart(9, '0');
+      if (accountNo !== text) continue;
+      found.push({
+        entityType: 'SAVING',
+        entityId: new JsonNumber(savings.id),
+        entityAccountNo: accountNo,
+        ...(savings.clientId === undefined ? {} : { parentId: new JsonNumber(savings.clientId), parentType: 'client' }),
+      });
     }
     return { status: 200, body: found };
   }
@@ -465,7 +466,10 @@ class FineractInstitution {
     const hold = savings.transactions.find((transaction) => transaction.id === holdId && transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold);
     // Fineract fails with a server error on an id it cannot load, and validates a second release (400).
     if (hold === undefined) return { status: 500, body: { developerMessage: 'Request failed', httpStatusCode: '500', defaultUserMessage: 'Request failed' } };
-    if (hold.releaseTransactionId !== '0') return fail(400, 'validation.msg.savingsaccount.onhold.transaction.already.released', 'Amount already released');
+    // A second release: SavingsAccountTransactionDataValidator.validateReleaseAmountAndAssembleForm
+    // fails "validation.msg.amount.is.not.on.hold" on the amount parameter, which
+    // DataValidatorBuilder.failWithCode prefixes with the resource and the parameter.
+    if (hold.releaseTransactionId !== '0') return validationErrors('validation.msg.savingsaccount.amount.validation.msg.amount.is.not.on.hold', 'Failed data validation due to: validation.msg.amount.is.not.on.hold.', 'amount');
     this.books.releaseHold(savings.book, hold.amountMinor);
     // Dated with the tenant's business date, not the hold's (validateReleaseAmountAndAssembleForm).
     const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, this.#businessDate());

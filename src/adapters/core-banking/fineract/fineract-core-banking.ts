@@ -36,14 +36,12 @@ import {
   readPaymentTypes,
   readSavingsAccount,
   readSavingsSummaries,
-  readSearchResults,
-  statusFromSearch,
   toPartyDetails,
   tenantDayFormat,
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractFloatAccount, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary, type FineractSearchHit } from './fineract-wire.js';
+import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractFloatAccount, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -133,12 +131,13 @@ export class FineractCoreBanking implements CoreBanking {
     const holdId = await this.#hold('commit', request.reference, amount);
     const hold = await this.#holdTransaction('commit: read hold', holdId);
     if (hold.amount !== amount) throw new ConnectorError('ModifiedRequest', `fineract: hold ${holdId} under reference ${request.reference} is for another amount`);
-    if (hold.released && !(await this.#found(request.reference, 'commit: search', (hit) => hit.accountId === payee.id && hit.transactionType === 'deposit'))) {
-      // Released by an abort, not by an earlier attempt of this commit (which deposits first).
-      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released`);
+    // Released already: by an earlier attempt of this commit (which deposits first, so the
+    // deposit below is its replay), or by an abort, after which nothing may be paid.
+    if (hold.released && !(await this.#releasedBy('commit', request.reference, holdId, COMMIT_RELEASE))) {
+      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released by an abort`);
     }
     await this.#moneyCommand('commit: deposit', payee.id, 'deposit', amount, request.reference, 'payee');
-    await this.#releaseHold('commit: release hold', request.reference, holdId);
+    if (!hold.released) await this.#releaseHold('commit: release hold', request.reference, holdId, COMMIT_RELEASE);
     await this.#moneyCommand('commit: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
   }
 
@@ -153,12 +152,10 @@ export class FineractCoreBanking implements CoreBanking {
     }
     const hold = await this.#holdTransaction('release: read hold', holdId);
     if (hold.released) {
-      if (await this.#found(reference, 'release: search', (hit) => hit.accountId === this.#options.floatAccountId && hit.transactionType === 'withdrawal')) {
-        throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was committed`);
-      }
-      return;
+      if (await this.#releasedBy('release', reference, holdId, ABORT_RELEASE)) return;
+      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was released by its commit`);
     }
-    await this.#releaseHold('release: release hold', reference, holdId);
+    await this.#releaseHold('release: release hold', reference, holdId, ABORT_RELEASE);
   }
 
   async collect(): Promise<CollectResult> {
@@ -184,12 +181,15 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   /**
-   * Where a reference stands, from one search by receipt number (our deposits and withdrawals
-   * carry the reference): the float withdrawal, always the last step, means done; a deposit
-   * alone means an operation between its steps; nothing found, never seen.
+   * Not offered: Fineract cannot find a transaction by our reference. Its global search
+   * (GET /search) covers clients, groups, loans, savings and share accounts by number or
+   * external id (SearchConstants, SearchReadPlatformServiceImpl), not transactions, and the
+   * savings transaction search filters by date, amount and type only
+   * (SavingsAccountTransactionsApiResource.searchTransactions). The bank flow never asks: only a
+   * payment prompt (the mobile-operator flow) is settled by the institution's status.
    */
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
-    return statusFromSearch(await this.#search(reference, 'transactionStatus'), this.#options.floatAccountId);
+    throw new ConnectorError('NotSupported', `fineract cannot look transaction ${reference} up by our reference (the bank flow never asks)`);
   }
 
   /**
@@ -310,18 +310,6 @@ export class FineractCoreBanking implements CoreBanking {
     return parse2xx(this.#http, answer, readSavingsAccount);
   }
 
-  /** Our deposits and withdrawals: one search by receipt number (never a statement). */
-  async #search(reference: string, operation: string): Promise<FineractSearchHit[]> {
-    const query = `query=${encodeURIComponent(reference)}&resource=savingsTransactions&exactMatch=true`;
-    const answer = await this.#send({ operation, method: 'GET', path: `/search?${query}` });
-    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
-    return parse2xx(this.#http, answer, readSearchResults);
-  }
-
-  async #found(reference: string, operation: string, match: (hit: FineractSearchHit) => boolean): Promise<boolean> {
-    return (await this.#search(reference, operation)).some(match);
-  }
-
   /** The hold itself, read by its id: its amount and whether Fineract reports it released. */
   async #holdTransaction(operation: string, holdId: string): Promise<FineractHold> {
     const path = `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}/transactions/${encodeURIComponent(holdId)}`;
@@ -336,9 +324,30 @@ export class FineractCoreBanking implements CoreBanking {
     return this.#command(`${operation}: hold`, this.#options.floatAccountId, '?command=holdAmount', body, 'float', reference, 'hold');
   }
 
-  /** Releases the hold (step `release-hold`, shared by commit and release so that it happens once). */
-  async #releaseHold(operation: string, reference: string, holdId: string): Promise<void> {
-    await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, 'release-hold');
+  /** Releases the hold under the step of whoever releases it: the commit (COMMIT_RELEASE) or an abort (ABORT_RELEASE). */
+  async #releaseHold(operation: string, reference: string, holdId: string, step: string): Promise<void> {
+    await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, step);
+  }
+
+  /**
+   * Who released a hold found released: `step`'s own earlier attempt, or the other side. Asked by
+   * sending the release again under `step`'s keys, which cannot move money, since the hold is
+   * released already: Fineract replays the success stored under a key that released it
+   * (x-served-from-cache), and refuses a release of a released hold (400 "not on hold") under a
+   * key that did not. A release under the key both sides shared before the two were told apart
+   * (LEGACY_RELEASE) counts as the caller's: only a release still in flight from before that
+   * change can be under it, and the payee's state machine never both commits and aborts one
+   * transfer. (Until 2026-11-27 this asked GET /search for the reference's transactions, a
+   * resource Fineract does not have: a commit whose release was applied but not answered was
+   * refused for ever, the payee credited and the float never debited.)
+   */
+  async #releasedBy(caller: 'commit' | 'release', reference: string, holdId: string, step: string): Promise<boolean> {
+    for (const key of [step, LEGACY_RELEASE]) {
+      const operation = `${caller}: who released the hold (${key})`;
+      const answer = await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, key, NOT_ON_HOLD);
+      if (answer !== NOT_ON_HOLD) return true;
+    }
+    return false;
   }
 
   async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
@@ -363,7 +372,10 @@ export class FineractCoreBanking implements CoreBanking {
    * most one key of a step is ever booked, whichever process walks. A command held for a
    * checker's approval answers 200 and is not a failure, so it is never passed over.
    */
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string> {
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string>;
+  /** The same, answering NOT_ON_HOLD instead of throwing when Fineract refuses to release a hold that is not on hold. */
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD>;
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold?: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD> {
     for (let attempt = 0; ; attempt += 1) {
       const answer = await this.#http.send({
         operation,
@@ -378,6 +390,7 @@ export class FineractCoreBanking implements CoreBanking {
       }
       const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
       if (replayedFailure && attempt + 1 < KEYS_PER_STEP) continue;
+      if (notOnHold !== undefined && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return notOnHold;
       const spent = replayedFailure ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
       if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}${spent}: HTTP ${answer.status}`);
       if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
@@ -393,6 +406,15 @@ export class FineractCoreBanking implements CoreBanking {
     return transactionDate(this.#clock.now(), this.#tenantDay);
   }
 }
+
+/** A release refused because the hold is not on hold (any more). */
+const NOT_ON_HOLD = Symbol('not on hold');
+
+/** The steps under which the commit and an abort release a hold (their idempotency keys differ). */
+const COMMIT_RELEASE = 'commit-release';
+const ABORT_RELEASE = 'abort-release';
+/** The step both used before 2026-11-27; still asked about, for releases in flight across the upgrade. */
+const LEGACY_RELEASE = 'release-hold';
 
 /** Fineract's mark on an answer replayed from its idempotency store (AbstractIdempotentCommandException). */
 const SERVED_FROM_CACHE = 'x-served-from-cache';

@@ -1,7 +1,7 @@
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import { compareDecimal } from '../../../domain/money.js';
-import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
+import type { AccountStatus, PartyDetails } from '../../../ports/core-banking.js';
 import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
 import {
   FINERACT_TRANSACTION_TYPE,
@@ -16,7 +16,6 @@ import {
   type FineractPaymentType,
   type FineractSavingsAccount,
   type FineractSavingsSummary,
-  type FineractSearchHit,
   type FineractTransactionPage,
 } from './fineract-wire.js';
 
@@ -147,25 +146,6 @@ function readValueDate(record: WireRecord, key: string): string {
   if (parts === undefined) throw new MalformedResponse(`${record.at(key)} is missing`);
   const [year, month, day] = parts;
   return `${year.padStart(4, '0')}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
-}
-
-/** GET /search answers a list of hits; only savings transactions count. */
-export function readSearchResults(body: unknown): FineractSearchHit[] {
-  if (!Array.isArray(body)) throw new MalformedResponse('body is not a list of search results');
-  return body
-    .map((item, index) => WireRecord.of(item, `body[${index}]`))
-    .filter((hit) => hit.optionalString('entityType') === 'SAVINGS_TRANSACTION')
-    .map((hit) => ({ accountId: hit.integerText('accountId'), transactionId: hit.integerText('transactionId'), transactionType: hit.string('transactionType') }));
-}
-
-/**
- * Where a reference stands from the transactions that carry it: the float withdrawal is every
- * operation's last step, so it means done; a deposit without it, an operation between its
- * steps; nothing, never seen.
- */
-export function statusFromSearch(hits: readonly FineractSearchHit[], floatAccountId: string): InstitutionTransactionStatus {
-  if (hits.some((hit) => hit.accountId === floatAccountId && hit.transactionType === 'withdrawal')) return 'succeeded';
-  return hits.length > 0 ? 'pending' : 'not-found';
 }
 
 export function readPaymentTypes(body: unknown): FineractPaymentType[] {

@@ -77,14 +77,6 @@ export interface FineractHold {
   readonly released: boolean;
 }
 
-/** One hit of GET /search over savings transactions. */
-export interface FineractSearchHit {
-  readonly accountId: string;
-  readonly transactionId: string;
-  /** "deposit" or "withdrawal" for ours. */
-  readonly transactionType: string;
-}
-
 export interface FineractPaymentType {
   readonly id: string;
   readonly name: string;
