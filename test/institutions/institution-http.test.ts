@@ -22,9 +22,24 @@ describe('InstitutionHttp.send', () => {
     await expectConnectorError(http.send({ operation: 'commit', method: 'POST', path: '/x', json: {} }), 'InstitutionUnavailable', new RegExp(`bank commit: HTTP ${status}`));
   });
 
-  it.each([400, 404, 409, 422])('HTTP %i comes back to the adapter', async (status) => {
-    const { http } = await start({ status, body: { code: 'DECLINED' } });
-    expect(await http.send({ operation: 'commit', method: 'POST', path: '/x', json: {} })).toEqual({ operation: 'commit', status, body: { code: 'DECLINED' } });
+  it.each([400, 404, 409, 422])('HTTP %i comes back to the adapter, with its headers', async (status) => {
+    const { http } = await start({ status, body: { code: 'DECLINED' }, headers: { 'X-Served-From-Cache': 'true' } });
+    const answer = await http.send({ operation: 'commit', method: 'POST', path: '/x', json: {} });
+    expect({ ...answer, headers: { cache: answer.headers['x-served-from-cache'], type: answer.headers['content-type'] } }).toEqual({
+      operation: 'commit',
+      status,
+      body: { code: 'DECLINED' },
+      headers: { cache: 'true', type: 'application/json' },
+    });
+  });
+
+  it('a 5xx comes back only when it carries the header the request names (a replayed stored failure)', async () => {
+    const { http: marked } = await start({ status: 500, body: { Exception: 'stored' }, headers: { 'x-served-from-cache': 'true' } });
+    const answer = await marked.send({ operation: 'commit', method: 'POST', path: '/x', json: {}, serverErrorAnsweredWhen: 'x-served-from-cache' });
+    expect({ status: answer.status, body: answer.body }).toEqual({ status: 500, body: { Exception: 'stored' } });
+    await expectConnectorError(marked.send({ operation: 'commit', method: 'POST', path: '/x', json: {} }), 'InstitutionUnavailable', /bank commit: HTTP 500/);
+    const { http: unmarked } = await start({ status: 500, body: { Exception: 'fresh' } });
+    await expectConnectorError(unmarked.send({ operation: 'commit', method: 'POST', path: '/x', json: {}, serverErrorAnsweredWhen: 'x-served-from-cache' }), 'InstitutionUnavailable', /bank commit: HTTP 500/);
   });
 
   it('a body it cannot serialise is a programming error, thrown as is, and nothing is sent', async () => {

@@ -81,7 +81,7 @@ export const FINERACT: AdapterSubject = {
   nativeHolds: true,
   // Fineract has no "barred": the account is a blocked sub-status.
   barredRefusal: BLOCKED,
-  startFixture: (seed) => startFineractFixture({ ...seed, port: 0 }),
+  startFixture: (seed, clock) => startFineractFixture({ ...seed, port: 0, clock }),
   documentedEnv: (fixture) => ({
     CBS_ADAPTER: 'fineract',
     FINERACT_BASE_URL: fixture.url,

@@ -9,6 +9,8 @@ runCoreBankingContract({
   // Fineract has sub-statuses for blocked accounts but no notion of a barred one.
   barredReportedAs: 'blocked',
   wire: true,
+  // Fineract finds no transaction by our reference (its search covers accounts, not transactions).
+  statusByReference: false,
   async setup(seed) {
     const fixture = await startFineractFixture(seed);
     const coreBanking = new FineractCoreBanking(
@@ -19,6 +21,7 @@ runCoreBankingContract({
         password: FINERACT_FIXTURE_DEFAULTS.password,
         floatAccountId: FINERACT_FIXTURE_DEFAULTS.floatAccountId,
         paymentTypeId: FINERACT_FIXTURE_DEFAULTS.paymentTypeId,
+        timeZone: 'UTC',
         timeoutMs: 300,
         connectTimeoutMs: 300,
         maxResponseBytes: 1_048_576,

@@ -1,12 +1,14 @@
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/ports/clock.js';
-import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
-import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { BARRED, CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
+import { JsonNumber, parseDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
 import { FineractCoreBanking, idempotencyKey } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture, type FineractFixture } from './fineract-fixture.js';
 import { readFineractOptions, type FineractOptions } from '../../../src/adapters/core-banking/fineract/fineract-options.js';
-import { accountStatusOf, declineFor, readHoldTransaction, statusFromSearch } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
+import { accountStatusOf, declineFor, fundsCover, readFloatAccount, readHoldTransaction, readSavingsAccount } from '../../../src/adapters/core-banking/fineract/fineract-transform.js';
+import { WireRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -24,6 +26,7 @@ function options(baseUrl: string, overrides: Partial<FineractOptions> = {}): Fin
     password: FINERACT_FIXTURE_DEFAULTS.password,
     floatAccountId: FINERACT_FIXTURE_DEFAULTS.floatAccountId,
     paymentTypeId: FINERACT_FIXTURE_DEFAULTS.paymentTypeId,
+    timeZone: 'UTC',
     timeoutMs: 300,
     connectTimeoutMs: 300,
     maxResponseBytes: 1_048_576,
@@ -31,8 +34,13 @@ function options(baseUrl: string, overrides: Partial<FineractOptions> = {}): Fin
   };
 }
 
-async function start(overrides: Partial<FineractOptions> = {}): Promise<{ fineract: FineractFixture; adapter: FineractCoreBanking }> {
+async function start(
+  overrides: Partial<FineractOptions> = {},
+  tenant: { readonly clock?: Clock; readonly timeZone?: string } = {},
+): Promise<{ fineract: FineractFixture; adapter: FineractCoreBanking }> {
   const fineract = await startFineractFixture({
+    clock: tenant.clock ?? clock,
+    ...(tenant.timeZone === undefined ? {} : { timeZone: tenant.timeZone }),
     ...CONTRACT_SEED,
     accounts: [
       ...CONTRACT_SEED.accounts,
@@ -40,7 +48,7 @@ async function start(overrides: Partial<FineractOptions> = {}): Promise<{ finera
       { idType: 'MSISDN', idValue: '260971000010', firstName: 'Old', lastName: 'Account', balance: '0', status: 'closed' },
     ],
   });
-  const adapter = new FineractCoreBanking(options(fineract.url, overrides), { clock });
+  const adapter = new FineractCoreBanking(options(fineract.url, overrides), { clock: tenant.clock ?? clock });
   closers.push(() => fineract.close(), () => adapter.close());
   return { fineract, adapter };
 }
@@ -77,12 +85,13 @@ describe('FineractCoreBanking: every write carries an idempotency key from the r
       `holdAmount ${key('hold')}`,
       `holdAmount ${key('hold')}`,
       `deposit ${key('deposit-payee')}`,
-      `releaseAmount ${key('release-hold')}`,
+      `releaseAmount ${key('commit-release')}`,
       `withdrawal ${key('withdraw-float')}`,
     ]);
     const mark = fineract.requests.length;
     await adapter.commit(commitRequest(fineract));
-    expect(writes(fineract, mark)).toEqual([`holdAmount ${key('hold')}`, `deposit ${key('deposit-payee')}`, `releaseAmount ${key('release-hold')}`, `withdrawal ${key('withdraw-float')}`]);
+    // The hold found released: the commit's own release key, replayed, says the commit released it.
+    expect(writes(fineract, mark)).toEqual([`holdAmount ${key('hold')}`, `releaseAmount ${key('commit-release')}`, `deposit ${key('deposit-payee')}`, `withdrawal ${key('withdraw-float')}`]);
     expect(fineract.balanceOf(PAYEE.idValue)).toBe('62.34');
     expect([fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['987.66', '987.66', '1261']);
   });
@@ -96,6 +105,56 @@ describe('FineractCoreBanking: every write carries an idempotency key from the r
     expect(bodies[2]).toMatchObject({ transactionAmount: '12.34', receiptNumber: REF, note: `Mojaloop ${REF}`, transactionDate: '2026-11-23', locale: 'en' });
     expect(fineract.requests[0]?.headers['fineract-platform-tenantid']).toBe('default');
     expect(fineract.requests[0]?.headers.authorization).toBe(`Basic ${Buffer.from('mifos:password').toString('base64')}`);
+  });
+});
+
+/** Sends Fineract a command straight, as another process would: `step`'s key (attempt 0) for our reference. */
+async function rawCommand(fineract: FineractFixture, suffix: string, step: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const answer = await request(`${fineract.url}/savingsaccounts/${FINERACT_FIXTURE_DEFAULTS.floatAccountId}/transactions${suffix}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`,
+      'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant,
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey(REF, step),
+    },
+    body: JSON.stringify(body),
+  });
+  return { status: answer.statusCode, body: parseDecimalJson(await answer.body.text()) };
+}
+
+describe('FineractCoreBanking: who released a hold, told by the release keys (never by a search Fineract does not have)', () => {
+  it('a release after its commit released the hold is refused, and nothing moves', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'TransferStateConflict', /was released by its commit/);
+    expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['62.34', '987.66', '987.66', '1261']);
+  });
+
+  it('a commit after an abort released the hold is refused: the payee is not credited', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    await adapter.release(REF, zmw('12.34'));
+    await adapter.release(REF, zmw('12.34'));
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'TransferStateConflict', /was released by an abort/);
+    expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['50', '1000', '1000', '1261']);
+  });
+
+  it.each(['commit', 'release'] as const)('a hold released under the key both sides shared before 2026-11-27 counts as the %s\'s own', async (caller) => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    const hold = await rawCommand(fineract, '?command=holdAmount', 'hold', {});
+    const holdId = String((hold.body as { resourceId: JsonNumber }).resourceId.text);
+    // An earlier attempt, before the upgrade: the hold released under the shared key, its answer lost.
+    expect((await rawCommand(fineract, `/${holdId}?command=releaseAmount`, 'release-hold', {})).status).toBe(200);
+    if (caller === 'commit') {
+      await adapter.commit(commitRequest(fineract));
+      expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['62.34', '987.66', '987.66']);
+    } else {
+      await adapter.release(REF, zmw('12.34'));
+      expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['50', '1000', '1000']);
+    }
   });
 });
 
@@ -190,14 +249,6 @@ describe('FineractCoreBanking: holds as Fineract reports them (releaseTransactio
     expect(fineract.floatAvailable()).toBe('1000');
   });
 
-  it('refuses to release a committed reservation', async () => {
-    const { fineract, adapter } = await start();
-    await adapter.reserve(commitRequest(fineract));
-    await adapter.commit(commitRequest(fineract));
-    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'TransferStateConflict', /was committed/);
-    expect([fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['987.66', '987.66']);
-  });
-
   it('refuses a commit for another amount than the hold', async () => {
     const { fineract, adapter } = await start();
     await adapter.reserve(commitRequest(fineract));
@@ -205,15 +256,11 @@ describe('FineractCoreBanking: holds as Fineract reports them (releaseTransactio
     expect([fineract.balanceOf(PAYEE.idValue), fineract.floatAvailable()]).toEqual(['50', '987.66']);
   });
 
-  it('reports where a reference stands by searching its receipt number', async () => {
+  it('cannot look a transaction up by our reference (Fineract searches accounts, not transactions): NotSupported', async () => {
     const { fineract, adapter } = await start();
-    expect(await adapter.transactionStatus(REF)).toBe('not-found');
     await adapter.reserve(commitRequest(fineract));
-    fineract.inject('server-error', 'next-write', 1, 2);
-    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /HTTP 503/);
-    expect(await adapter.transactionStatus(REF)).toBe('pending');
     await adapter.commit(commitRequest(fineract));
-    expect(await adapter.transactionStatus(REF)).toBe('succeeded');
+    await expectConnectorError(adapter.transactionStatus(REF), 'NotSupported', /cannot look transaction 01JDV6M3AZ6XK1B0SPZ8Q4W2RA up by our reference/);
   });
 });
 
@@ -347,14 +394,6 @@ describe('fineract transformers', () => {
     expect(name(403, 'error.msg.something.new', 'payee')).toBe('PayeeRejected');
   });
 
-  it('reads status from the search by receipt number', () => {
-    const hit = (accountId: string, transactionType: string) => ({ accountId, transactionId: '9', transactionType });
-    expect(statusFromSearch([], '1')).toBe('not-found');
-    expect(statusFromSearch([hit('101', 'deposit')], '1')).toBe('pending');
-    expect(statusFromSearch([hit('101', 'deposit'), hit('1', 'withdrawal')], '1')).toBe('succeeded');
-    expect(statusFromSearch([hit('1', 'deposit')], '1')).toBe('pending');
-  });
-
   it('reads a hold as released only when releaseTransactionId is not 0', () => {
     const hold = (releaseTransactionId: unknown) => ({
       id: new JsonNumber('5'),
@@ -384,6 +423,13 @@ describe('readFineractOptions', () => {
     });
   });
 
+  it('refuses a FINERACT_TIMEZONE the time zone database does not know, and takes an IANA name', () => {
+    const base = { FINERACT_BASE_URL: 'https://f.example.org/api/v1', FINERACT_USERNAME: 'c', FINERACT_PASSWORD: 'p', FINERACT_FLOAT_ACCOUNT_ID: '4', FINERACT_PAYMENT_TYPE_ID: '3' };
+    expect(readFineractOptions({ ...base, FINERACT_TIMEZONE: 'Africa/Lusak' })).toEqual({ problems: ['FINERACT_TIMEZONE: "Africa/Lusak" is not a time zone (an IANA name such as Africa/Lusaka)'] });
+    const read = readFineractOptions({ ...base, FINERACT_TIMEZONE: 'Africa/Lusaka' });
+    expect('options' in read ? read.options.timeZone : read.problems).toBe('Africa/Lusaka');
+  });
+
   it('reads a complete configuration with defaults', () => {
     expect(
       readFineractOptions({
@@ -401,6 +447,7 @@ describe('readFineractOptions', () => {
         password: 's3cret',
         floatAccountId: '42',
         paymentTypeId: '3',
+        timeZone: 'UTC',
         timeoutMs: 15_000,
         connectTimeoutMs: 3000,
         maxResponseBytes: 16_777_216,
@@ -442,5 +489,233 @@ describe('FineractCoreBanking: the float\'s movements for reconciliation', () =>
     fineract.inject('hang-before', 'next-request', 1);
     await expectConnectorError(adapter.listMovements(period), 'InstitutionTimeout');
     expect(await adapter.listMovements(period)).toEqual([]);
+  });
+});
+
+/** An account as Fineract answers GET /savingsaccounts/{id}: the summary's balances as written on the wire. */
+async function summaryOf(fineract: FineractFixture, savingsId: string): Promise<{ accountBalance: string; availableBalance: string }> {
+  const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+  const answer = await fetch(`${fineract.url}/savingsaccounts/${savingsId}`, { headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant } });
+  const summary = WireRecord.of(parseDecimalJson(await answer.text())).record('summary');
+  return { accountBalance: summary.number('accountBalance').text, availableBalance: summary.number('availableBalance').text };
+}
+
+describe('FineractCoreBanking: customer balances as Fineract writes them never block a credit', () => {
+  it('credits an overdrawn payee (balance -20.000000), and a repeat of the commit books nothing more', async () => {
+    const { fineract, adapter } = await start();
+    const payeeId = fineract.accountIdOf(PAYEE.idValue);
+    fineract.overdraw(PAYEE.idValue, '70');
+    expect(await summaryOf(fineract, payeeId)).toEqual({ accountBalance: '-20.000000', availableBalance: '-20.000000' });
+    await adapter.reserve(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    expect({ payee: await summaryOf(fineract, payeeId), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable() }).toEqual({
+      payee: { accountBalance: '-7.660000', availableBalance: '-7.660000' },
+      float: '987.66',
+      floatAvailable: '987.66',
+    });
+  });
+
+  it('refunds an overdrawn payer (balance -5.000000)', async () => {
+    const { fineract, adapter } = await start();
+    fineract.overdraw(PAYER.idValue, '205');
+    await adapter.refund({ reference: REF, originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue });
+    expect({ payer: await summaryOf(fineract, fineract.accountIdOf(PAYER.idValue)), float: fineract.floatBalance() }).toEqual({
+      payer: { accountBalance: '0.000000', availableBalance: '0.000000' },
+      float: '995',
+    });
+  });
+
+  it('reads the float\'s balances signed and at any scale, and compares them as decimals', () => {
+    const account = (accountBalance: string, availableBalance: string) => ({
+      id: new JsonNumber('7'),
+      status: { id: new JsonNumber('300'), code: 'savingsAccountStatusType.active' },
+      currency: { code: 'UGX', decimalPlaces: new JsonNumber('2') },
+      summary: { accountBalance: new JsonNumber(accountBalance), availableBalance: new JsonNumber(availableBalance) },
+    });
+    // UGX has 0 decimals in ISO 4217 and 2 in Fineract's currency table (0002_initial_data.xml).
+    expect(readFloatAccount(account('1500.500000', '-20.000000'))).toEqual({
+      id: '7',
+      status: { id: '300', code: 'savingsAccountStatusType.active' },
+      currency: 'UGX',
+      accountBalance: '1500.500000',
+      availableBalance: '-20.000000',
+    });
+    expect(readSavingsAccount(account('1500.500000', '1500.500000'))).toEqual({ id: '7', status: { id: '300', code: 'savingsAccountStatusType.active' }, currency: 'UGX' });
+    expect(() => readFloatAccount(account('1.5E+3', '0'))).toThrow(/body.summary.accountBalance is not a decimal balance/);
+    expect([fundsCover('1500.500000', '1500'), fundsCover('1500.500000', '1501'), fundsCover('-20.000000', '1'), fundsCover('1.000000', '1'), fundsCover('0.999999', '1')]).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
+  });
+});
+
+/** A clock tests move by hand. */
+function manualClock(iso: string): Clock & { set(iso: string): void } {
+  let current = new Date(iso);
+  return { now: () => new Date(current.getTime()), set: (next) => (current = new Date(next)) };
+}
+
+/** The float's transactions as Fineract lists them: "type date amount", oldest first. */
+async function floatLines(fineract: FineractFixture): Promise<string[]> {
+  const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+  const answer = await fetch(`${fineract.url}/savingsaccounts/1/transactions/search?orderBy=id&sortOrder=ASC`, { headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant } });
+  return WireRecord.of(parseDecimalJson(await answer.text()))
+    .array('content')
+    .map((line) => {
+      const date = line.values['date'];
+      const day = Array.isArray(date) ? date.map((part) => (part instanceof JsonNumber ? part.text : '?').padStart(2, '0')).join('-') : '?';
+      return `${line.record('transactionType').string('code').replace('savingsAccountTransactionType.', '')} ${day} ${line.number('amount').text}`;
+    });
+}
+
+describe('FineractCoreBanking: commands dated with the tenant\'s day (FINERACT_TIMEZONE)', () => {
+  it('a tenant at UTC+2, 00:30 local: holds after a commit are taken, and again after UTC\'s midnight', async () => {
+    const lusaka = manualClock('2026-11-23T22:30:00.000Z');
+    const { fineract, adapter } = await start({ timeZone: 'Africa/Lusaka' }, { clock: lusaka, timeZone: 'Africa/Lusaka' });
+    const transfer = (reference: string) => ({ reference, amount: zmw('10'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+    await adapter.reserve(transfer('TRANSFER-A'));
+    await adapter.commit(transfer('TRANSFER-A'));
+    await adapter.reserve(transfer('TRANSFER-B'));
+    lusaka.set('2026-11-24T00:30:00.000Z');
+    await adapter.reserve(transfer('TRANSFER-C'));
+    await adapter.release('TRANSFER-B', zmw('10'));
+    await adapter.release('TRANSFER-C', zmw('10'));
+    expect({ lines: await floatLines(fineract), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable(), payee: fineract.balanceOf(PAYEE.idValue) }).toEqual({
+      lines: [
+        'onHold 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+        'withdrawal 2026-11-24 10.000000',
+        'onHold 2026-11-24 10.000000',
+        'onHold 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+        'release 2026-11-24 10.000000',
+      ],
+      float: '990',
+      floatAvailable: '990',
+      payee: '60',
+    });
+  });
+
+  it('the fixture keeps Fineract\'s date rules: a hold before the last transaction and a deposit after the business date are refused 400', async () => {
+    const { fineract } = await start();
+    const authorization = `Basic ${Buffer.from(`${FINERACT_FIXTURE_DEFAULTS.username}:${FINERACT_FIXTURE_DEFAULTS.password}`).toString('base64')}`;
+    const post = async (savingsId: string, command: string, transactionDate: string) => {
+      const body = { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: '1', paymentTypeId: 4, receiptNumber: 'R', reasonForBlock: 'R' };
+      const answer = await fetch(`${fineract.url}/savingsaccounts/${savingsId}/transactions?command=${command}`, {
+        method: 'POST',
+        headers: { authorization, 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant, 'content-type': 'application/json' },
+        body: JSON.stringify(command === 'holdAmount' ? { ...body, paymentTypeId: undefined, receiptNumber: undefined } : { ...body, reasonForBlock: undefined }),
+      });
+      const read = WireRecord.of(parseDecimalJson(await answer.text()));
+      return `${answer.status} ${read.has('errors') ? (read.array('errors')[0]?.string('userMessageGlobalisationCode') ?? '?') : 'ok'}`;
+    };
+    const payee = fineract.accountIdOf(PAYEE.idValue);
+    expect([
+      await post('1', 'holdAmount', '2026-11-23'),
+      await post('1', 'holdAmount', '2026-11-22'),
+      await post(payee, 'deposit', '2026-11-24'),
+      await post(payee, 'deposit', '2026-11-23'),
+    ]).toEqual([
+      '200 ok',
+      '400 validation.msg.savingsaccount.date.validation.msg.date.can.not.be.before.last.transaction.date',
+      '400 error.msg.savingsaccount.transaction.in.the.future',
+      '200 ok',
+    ]);
+  });
+});
+
+describe('FineractCoreBanking: a step whose run Fineract rolled back is sent again under the step\'s next key', () => {
+  const key = (step: string, attempt = 0) => idempotencyKey(REF, step, attempt);
+
+  it('a release whose releaseAmount met a lock conflict is an outage, and the next attempt releases the hold under the next key', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('releaseAmount', 'lock-conflict');
+    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'InstitutionUnavailable', /HTTP 409 error\.msg\.platform\.service\.lock\.conflict$/);
+    await adapter.release(REF, zmw('12.34'));
+    await adapter.release(REF, zmw('12.34'));
+    expect({ writes: writes(fineract), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable() }).toEqual({
+      writes: [
+        `holdAmount ${key('hold')}`,
+        `holdAmount ${key('hold')}`,
+        `releaseAmount ${key('abort-release')}`,
+        `holdAmount ${key('hold')}`,
+        `releaseAmount ${key('abort-release')}`,
+        `releaseAmount ${key('abort-release', 1)}`,
+        // Found released: asked under the release's own keys, the second replays its success.
+        `holdAmount ${key('hold')}`,
+        `releaseAmount ${key('abort-release')}`,
+        `releaseAmount ${key('abort-release', 1)}`,
+      ],
+      float: '1000',
+      floatAvailable: '1000',
+    });
+  });
+
+  it('a commit whose deposit met a lock conflict is an outage, not a decline; the retry credits the payee once', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('deposit', 'lock-conflict');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /commit: deposit: HTTP 409/);
+    await adapter.commit(commitRequest(fineract));
+    await adapter.commit(commitRequest(fineract));
+    const deposits = writes(fineract).filter((write) => write.startsWith('deposit'));
+    expect({ deposits, payee: fineract.balanceOf(PAYEE.idValue), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable(), total: fineract.total() }).toEqual({
+      deposits: [`deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee', 1)}`, `deposit ${key('deposit-payee')}`, `deposit ${key('deposit-payee', 1)}`],
+      payee: '62.34',
+      float: '987.66',
+      floatAvailable: '987.66',
+      total: '1261', // the seed here adds two accounts (1 and 0) to the contract's 1260
+    });
+  });
+
+  it('a float withdrawal whose run failed with a 500 (stored, replayed as 500) is booked under the next key by the retry', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNext('withdrawal', 'server-error');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /commit: withdraw float: HTTP 500/);
+    await adapter.commit(commitRequest(fineract));
+    const withdrawals = writes(fineract).filter((write) => write.startsWith('withdrawal'));
+    expect({ withdrawals, payee: fineract.balanceOf(PAYEE.idValue), float: fineract.floatBalance(), total: fineract.total() }).toEqual({
+      withdrawals: [`withdrawal ${key('withdraw-float')}`, `withdrawal ${key('withdraw-float')}`, `withdrawal ${key('withdraw-float', 1)}`],
+      payee: '62.34',
+      float: '987.66',
+      total: '1261', // the seed here adds two accounts (1 and 0) to the contract's 1260
+    });
+  });
+
+  it('a step refused on every attempt spends at most 32 keys, then answers the stored refusal', async () => {
+    const { fineract, adapter } = await start();
+    const request = { reference: REF, amount: zmw('1'), payeeAccountId: fineract.accountIdOf(BARRED.idValue) };
+    await adapter.reserve(request);
+    const answers: string[] = [];
+    for (let attempt = 0; attempt < 33; attempt += 1) {
+      const error = await expectConnectorError(adapter.commit(request), 'PayeeBlocked');
+      answers.push(error.message.includes('replayed') ? 'replayed' : 'fresh');
+    }
+    const lastAttempt = fineract.requests.length;
+    await expectConnectorError(adapter.commit(request), 'PayeeBlocked', /deposit \(replayed under each of the step's 32 keys\): HTTP 403/);
+    const depositKeys = new Set(writes(fineract).filter((write) => write.startsWith('deposit')));
+    expect({
+      answers: [answers.slice(0, 32).every((answer) => answer === 'fresh'), answers[32]],
+      keys: depositKeys.size,
+      lastKey: depositKeys.has(`deposit ${key('deposit-payee', 31)}`),
+      depositsInLastAttempt: writes(fineract, lastAttempt).filter((write) => write.startsWith('deposit')).length,
+      payee: fineract.balanceOf(BARRED.idValue),
+      floatAvailable: fineract.floatAvailable(),
+    }).toEqual({ answers: [true, 'replayed'], keys: 32, lastKey: true, depositsInLastAttempt: 32, payee: '10', floatAvailable: '999' });
+  });
+
+  it('maps Fineract\'s lock conflicts to an outage whoever\'s account it was', () => {
+    const conflict = (code: string) => ({ httpStatusCode: '409', userMessageGlobalisationCode: code, errors: [] });
+    expect([
+      declineFor('commit: deposit', 409, conflict('error.msg.platform.service.lock.conflict'), 'payee').errorName,
+      declineFor('refund: deposit', 409, conflict('error.msg.platform.service.org.apache.fineract.portfolio.savings.domain.SavingsAccount.conflict'), 'payer').errorName,
+      declineFor('commit: deposit', 409, conflict('error.msg.platform.service.unknown.conflict'), 'payee').errorName,
+    ]).toEqual(['InstitutionUnavailable', 'InstitutionUnavailable', 'InstitutionUnavailable']);
   });
 });

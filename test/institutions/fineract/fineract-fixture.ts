@@ -3,6 +3,7 @@ import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountS
 import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
 import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
 import { isRecord } from '../../../src/adapters/core-banking/shared/wire-reader.js';
+import { systemClock, type Clock } from '../../../src/ports/clock.js';
 import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fineract/fineract-wire.js';
 
 /**
@@ -18,17 +19,26 @@ import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fi
  *   header name `Idempotency-Key` from fineract.idempotency-key-header-name in
  *   application.properties): a command is stored with its result under action + entity + key;
  *   a repeat answers the stored status and body with `x-served-from-cache: true`, errors the
- *   command raised included; a repeat while the first is still running is refused (425; the
- *   document says 409) and runs nothing;
+ *   command raised included (SynchronousCommandProcessingService.executeCommand stores status
+ *   ERROR with the answer; IdempotentCommandExceptionMapper replays it); a repeat while the first
+ *   is still running is refused (425, also marked; the document says 409) and runs nothing;
  * - `releaseTransactionId` on every savings transaction: 0 while a hold is unreleased, the
  *   release transaction's id once released (SavingsAccountTransactionData.java); releasing an
  *   unknown transaction answers 500, releasing twice 400;
+ * - dates: the tenant's business date is its day in the tenant's time zone
+ *   (DateUtils.getBusinessLocalDate / getLocalDateOfTenant: LocalDate.now(tenant timezone_id),
+ *   with the business-date feature off). A release is dated with it, whatever its hold's date
+ *   (SavingsAccountTransactionDataValidator.validateReleaseAmountAndAssembleForm); a hold dated
+ *   before the account's last transaction is refused 400 (validateHoldAndAssembleForm,
+ *   retrieveLastTransactionDate); a deposit or withdrawal dated after the business date is
+ *   refused 400 (SavingsAccount: "error.msg.savingsaccount.transaction.in.the.future");
  * - statements: GET /savingsaccounts/{id}?associations=transactions lists the whole history;
  * - GET /paymenttypes lists the payment types (PaymentTypeApiResource.java); a deposit or a
  *   withdrawal under an unknown payment type is refused (400);
- * - GET /search?query=...&resource=savingsTransactions&exactMatch=true finds savings
- *   transactions by receipt number (integration-tests SearchResourcesTest,
- *   searchOverSavingsDepositTransactionResources);
+ * - GET /search searches clients, groups, loans, savings and share accounts, never
+ *   transactions: a resource naming savings (savingsTransactions included, SearchConditions)
+ *   finds savings accounts whose account number or external id matches the query
+ *   (SearchReadPlatformServiceImpl, savingMatchSql), answered as entityType "SAVING";
  * - error bodies {developerMessage, httpStatusCode, defaultUserMessage,
  *   userMessageGlobalisationCode, errors[]} (PlatformApiDataValidationException,
  *   PlatformDomainRuleException and their mappers); amounts as JSON numbers with six decimals.
@@ -40,6 +50,10 @@ export interface FineractFixtureOptions extends FixtureSeed {
   readonly tenant?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The tenant's time zone (its timezone_id); UTC unless given. */
+  readonly timeZone?: string;
+  /** Fineract's clock, from which it takes the tenant's business date; the system clock unless given. */
+  readonly clock?: Clock;
 }
 
 const FINERACT_FIXTURE_DEFAULTS_PAYMENT_TYPE = '4';
@@ -54,7 +68,7 @@ interface Transaction {
   readonly reasonForBlock?: string;
   /** '0' until released, as Fineract reports an unreleased hold (and every other transaction). */
   releaseTransactionId: string;
-  /** The value date, YYYY-MM-DD: the command's transactionDate (a release takes its hold's). */
+  /** The value date, YYYY-MM-DD: the command's transactionDate (a release: the business date it was made on). */
   readonly date: string;
   /** Set when an operator reverses the transaction (undo); it then moved nothing. */
   reversed: boolean;
@@ -90,6 +104,26 @@ export interface FineractFixture extends FixtureInstitution {
   readonly url: string;
   /** Reverses the transaction with this receipt number on this savings account, as a back-office undo would. */
   reverse(savingsId: string, receiptNumber: string): void;
+  /**
+   * The customer takes `amount` in cash at the counter beyond the balance, as a savings product
+   * with allowOverdraft lets them (SavingsAccount.validateAccountBalanceDoesNotBecomeNegative
+   * allows down to -overdraftLimit): the money leaves the books and Fineract then writes a
+   * negative accountBalance. The fixture's balanceOf cannot show a negative balance; read the
+   * account through the API.
+   */
+  overdraw(idValue: string, amount: string): void;
+  /**
+   * The next new run of `command` (deposit, withdrawal, holdAmount, releaseAmount) fails and
+   * books nothing (CommandSourceService.processCommand's transaction is rolled back); the answer
+   * is stored under the command's key like any error it raised:
+   * - 'lock-conflict': another writer of the account won; Fineract's own retries of the command
+   *   (resilience4j executeCommand retries ConcurrencyFailureException) are spent: 409
+   *   `error.msg.platform.service.lock.conflict` (ConcurrencyFailureExceptionMapper,
+   *   ApiGlobalErrorResponse.conflict);
+   * - 'server-error': an unexpected exception (a dropped database connection, say): 500
+   *   `{"Exception": message}` (DefaultExceptionMapper).
+   */
+  failNext(command: string, failure: 'lock-conflict' | 'server-error'): void;
 }
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
@@ -101,7 +135,11 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
     accountIdOf: (idValue) => state.savingsOf(idValue).id,
     basePath: API_PREFIX,
   });
-  return Object.assign(institution, { reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber) });
+  return Object.assign(institution, {
+    reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber),
+    overdraw: (idValue: string, amount: string) => state.overdraw(idValue, amount),
+    failNext: (command: string, failure: 'lock-conflict' | 'server-error') => state.failNext(command, failure),
+  });
 }
 
 class FineractInstitution {
@@ -111,6 +149,9 @@ class FineractInstitution {
   readonly #authorization: string;
   readonly #tenant: string;
   readonly #commands = new Map<string, StoredCommand>();
+  readonly #failures: Array<{ readonly command: string; readonly failure: 'lock-conflict' | 'server-error' }> = [];
+  readonly #clock: Clock;
+  readonly #tenantDay: Intl.DateTimeFormat;
   #nextId = 100;
   #nextTransaction = 1;
 
@@ -122,6 +163,8 @@ class FineractInstitution {
     const password = options.password ?? FINERACT_FIXTURE_DEFAULTS.password;
     this.#authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
     this.#tenant = options.tenant ?? FINERACT_FIXTURE_DEFAULTS.tenant;
+    this.#clock = options.clock ?? systemClock;
+    this.#tenantDay = new Intl.DateTimeFormat('en-CA', { timeZone: options.timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' });
     this.seed(options.accounts);
   }
 
@@ -158,8 +201,10 @@ class FineractInstitution {
       this.#commands.set(key, { state: 'running' });
       return undefined;
     }
+    // IdempotentCommandExceptionMapper marks every answer it gives, the 425 included.
     if (stored.state === 'running') {
-      return fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed');
+      const refusal = fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed');
+      return { ...refusal, headers: { 'x-served-from-cache': 'true' } };
     }
     return { ...stored.reply, headers: { ...stored.reply.headers, 'x-served-from-cache': 'true' } };
   }
@@ -220,26 +265,26 @@ class FineractInstitution {
     };
   }
 
-  /** Global search; only what the adapter uses: savings transactions by exact receipt number. */
+  /**
+   * Global search as Fineract answers it for savings (SearchReadPlatformServiceImpl, savingMatchSql):
+   * savings accounts whose account number or external id equals the query (exactMatch), as
+   * entityType "SAVING". Transactions are not searched, whatever the resource is called.
+   */
   search(query: URLSearchParams): FixtureReply {
     const text = query.get('query');
     if (text === null || text === '') return fail(400, 'validation.msg.search.query.cannot.be.blank', 'query is mandatory');
-    if (query.get('resource') !== 'savingsTransactions' || query.get('exactMatch') !== 'true') return { status: 200, body: [] };
+    if (!(query.get('resource') ?? '').toLowerCase().includes('saving')) return { status: 200, body: [] };
     const found: unknown[] = [];
     for (const savings of this.#savings.values()) {
-      for (const transaction of savings.transactions) {
-        if (transaction.receiptNumber !== text) continue;
-        const type = transaction.typeId === FINERACT_TRANSACTION_TYPE.deposit ? 'deposit' : 'withdrawal';
-        found.push({
-          entityId: new JsonNumber(savings.id),
-          entityType: 'SAVINGS_TRANSACTION',
-          ...(savings.clientId === undefined ? {} : { parentId: new JsonNumber(savings.clientId), parentType: 'client' }),
-          transactionId: new JsonNumber(transaction.id),
-          transactionType: type,
-          accountId: new JsonNumber(savings.id),
-          accountType: 'savings',
-        });
-      }
+      // The fixture's savings accounts carry no external id; their number is the id on 9 digits.
+      const accountNo = savings.id.padStart(9, '0');
+      if (accountNo !== text) continue;
+      found.push({
+        entityType: 'SAVING',
+        entityId: new JsonNumber(savings.id),
+        entityAccountNo: accountNo,
+        ...(savings.clientId === undefined ? {} : { parentId: new JsonNumber(savings.clientId), parentType: 'client' }),
+      });
     }
     return { status: 200, body: found };
   }
@@ -329,6 +374,13 @@ class FineractInstitution {
     transaction.reversed = true;
   }
 
+  overdraw(idValue: string, amount: string): void {
+    const book = this.savingsOf(idValue).book;
+    const minor = this.books.minor(amount);
+    if (minor > this.books.available(book)) book.balanceMinor -= minor;
+    else throw new Error(`fineract fixture: ${amount} does not overdraw ${idValue}`);
+  }
+
   /** GET /savingsaccounts/{id}/transactions/{transactionId} (SavingsAccountTransactionsApiResource.retrieveOne). */
   transaction(savingsId: string, transactionId: string): FixtureReply {
     const savings = this.#savings.get(savingsId);
@@ -337,7 +389,18 @@ class FineractInstitution {
     return { status: 200, body: this.#transactionBody(transaction) };
   }
 
+  failNext(command: string, failure: 'lock-conflict' | 'server-error'): void {
+    this.#failures.push({ command, failure });
+  }
+
   command(savingsId: string, transactionId: string | undefined, command: string | null, body: unknown): FixtureReply {
+    const planned = this.#failures.find((candidate) => candidate.command === command);
+    if (planned !== undefined) {
+      this.#failures.splice(this.#failures.indexOf(planned), 1);
+      if (planned.failure === 'server-error') return { status: 500, body: { Exception: 'Could not open JPA EntityManager for transaction' } };
+      const message = 'The server is currently unable to handle the request due to concurrent modification  on lock, please try again';
+      return { status: 409, body: { developerMessage: message, httpStatusCode: '409', defaultUserMessage: message, userMessageGlobalisationCode: 'error.msg.platform.service.lock.conflict', errors: [] } };
+    }
     const savings = this.#savings.get(savingsId);
     if (savings === undefined) return fail(404, 'error.msg.saving.account.id.invalid', `Savings account with identifier ${savingsId} does not exist`);
     if (transactionId !== undefined) {
@@ -354,6 +417,8 @@ class FineractInstitution {
     if (command === 'holdAmount' && input.reasonForBlock === undefined) {
       return fail(400, 'validation.msg.savingsaccount.transaction.reasonForBlock.cannot.be.blank', 'reasonForBlock is mandatory');
     }
+    const dateRefusal = this.#dateRefusal(savings, command, input.date);
+    if (dateRefusal !== undefined) return dateRefusal;
     if (savings.statusId !== '300') return fail(403, 'error.msg.savingsaccount.transaction.account.is.not.active', 'Account is not active');
     if (savings.subStatusId === '400') return fail(403, 'error.msg.savingsaccount.account.is.blocked', 'Account is blocked');
     try {
@@ -369,13 +434,45 @@ class FineractInstitution {
     return this.#commandResult(savings, transaction);
   }
 
+  /** The tenant's business date, yyyy-MM-dd: its day in the tenant's time zone (DateUtils.getBusinessLocalDate). */
+  #businessDate(): string {
+    const parts = this.#tenantDay.formatToParts(this.#clock.now());
+    const part = (type: string) => parts.find((candidate) => candidate.type === type)?.value ?? '';
+    return `${part('year')}-${part('month')}-${part('day')}`;
+  }
+
+  /**
+   * Fineract's date rules for these commands: a hold may not be dated before the account's last
+   * transaction (validateHoldAndAssembleForm: "Amount can be put on hold only after last
+   * transaction"; the last by date, SavingsAccount.retrieveLastTransactionDate), and a deposit or
+   * withdrawal may not be dated after the business date (SavingsAccount, deposit and withdrawal
+   * validation: DateUtils.isDateInTheFuture).
+   */
+  #dateRefusal(savings: Savings, command: 'deposit' | 'withdrawal' | 'holdAmount', date: string): FixtureReply | undefined {
+    if (command === 'holdAmount') {
+      const last = savings.transactions.filter((transaction) => !transaction.reversed).reduce((latest, transaction) => (transaction.date > latest ? transaction.date : latest), '');
+      if (date < last) {
+        return validationErrors('validation.msg.savingsaccount.date.validation.msg.date.can.not.be.before.last.transaction.date', 'Amount can be put on hold only after last transaction', 'date');
+      }
+      return undefined;
+    }
+    if (date > this.#businessDate()) {
+      return validationErrors('error.msg.savingsaccount.transaction.in.the.future', 'Transaction date cannot be in the future.', 'transactionDate');
+    }
+    return undefined;
+  }
+
   release(savings: Savings, holdId: string): FixtureReply {
     const hold = savings.transactions.find((transaction) => transaction.id === holdId && transaction.typeId === FINERACT_TRANSACTION_TYPE.amountHold);
     // Fineract fails with a server error on an id it cannot load, and validates a second release (400).
     if (hold === undefined) return { status: 500, body: { developerMessage: 'Request failed', httpStatusCode: '500', defaultUserMessage: 'Request failed' } };
-    if (hold.releaseTransactionId !== '0') return fail(400, 'validation.msg.savingsaccount.onhold.transaction.already.released', 'Amount already released');
+    // A second release: SavingsAccountTransactionDataValidator.validateReleaseAmountAndAssembleForm
+    // fails "validation.msg.amount.is.not.on.hold" on the amount parameter, which
+    // DataValidatorBuilder.failWithCode prefixes with the resource and the parameter.
+    if (hold.releaseTransactionId !== '0') return validationErrors('validation.msg.savingsaccount.amount.validation.msg.amount.is.not.on.hold', 'Failed data validation due to: validation.msg.amount.is.not.on.hold.', 'amount');
     this.books.releaseHold(savings.book, hold.amountMinor);
-    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, hold.date);
+    // Dated with the tenant's business date, not the hold's (validateReleaseAmountAndAssembleForm).
+    const release = this.#book(savings, FINERACT_TRANSACTION_TYPE.amountRelease, hold.amountMinor, undefined, undefined, this.#businessDate());
     hold.releaseTransactionId = release.id;
     return this.#commandResult(savings, release);
   }
@@ -466,8 +563,9 @@ class FineractInstitution {
     };
   }
 
+  /** Amounts and balances at the columns' scale, 6 decimals; an overdrawn balance is negative. */
   #amount(minor: bigint): JsonNumber {
-    return new JsonNumber(this.books.formatPadded(minor, 6));
+    return new JsonNumber(minor < 0n ? `-${this.books.formatPadded(-minor, 6)}` : this.books.formatPadded(minor, 6));
   }
 
   #currencyBody(): unknown {
@@ -513,6 +611,20 @@ function fail(status: number, code: string, message: string): FixtureReply {
       defaultUserMessage: message,
       userMessageGlobalisationCode: status === 403 ? 'validation.msg.domain.rule.violation' : code,
       errors: [{ developerMessage: message, defaultUserMessage: message, userMessageGlobalisationCode: code, parameterName: 'id', args: [] }],
+    },
+  };
+}
+
+/** A validation failure (PlatformApiDataValidationException): 400, the specific code in errors[0]. */
+function validationErrors(code: string, message: string, parameterName: string): FixtureReply {
+  return {
+    status: 400,
+    body: {
+      developerMessage: 'Invalid parameter(s) was/were passed in the request.',
+      httpStatusCode: '400',
+      defaultUserMessage: 'Validation errors exist.',
+      userMessageGlobalisationCode: 'validation.msg.validation.errors.exist',
+      errors: [{ developerMessage: message, defaultUserMessage: message, userMessageGlobalisationCode: code, parameterName, args: [] }],
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectorError, isConnectorError } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
-import { compareDecimal, type Money } from '../../../domain/money.js';
+import type { Money } from '../../../domain/money.js';
 import type { Clock } from '../../../ports/clock.js';
 import type {
   CollectResult,
@@ -24,6 +24,7 @@ import {
   SAVINGS_ACTIVE_STATUS,
   chooseSavingsAccount,
   declineFor,
+  fundsCover,
   holdCommand,
   moneyCommand,
   readClientPage,
@@ -31,16 +32,16 @@ import {
   readTransactionPage,
   readCommandResult,
   readError,
+  readFloatAccount,
   readPaymentTypes,
   readSavingsAccount,
   readSavingsSummaries,
-  readSearchResults,
-  statusFromSearch,
   toPartyDetails,
+  tenantDayFormat,
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary, type FineractSearchHit } from './fineract-wire.js';
+import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractFloatAccount, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -65,6 +66,8 @@ export interface FineractDeps {
  * - refund: deposit to the payer, withdraw from the float.
  * A repeat that finds the first attempt still running is refused by Fineract (425, or 409 as its
  * document says): the outcome is unknown and the caller tries again later; nothing is booked.
+ * Fineract stores a failure under the key too, so a step has a sequence of keys and a replayed
+ * failure, which booked nothing, moves the step to its next key (see #command).
  * No operation reads a statement: the float's history grows without bound. Where a state is
  * needed, the hold is read by its transaction id (Fineract reports `releaseTransactionId` 0 while
  * it is unreleased), and one search by receipt number finds our deposits and withdrawals: a
@@ -81,10 +84,12 @@ export class FineractCoreBanking implements CoreBanking {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #options: FineractOptions;
   readonly #clock: Clock;
+  readonly #tenantDay: Intl.DateTimeFormat;
 
   constructor(options: FineractOptions, deps: FineractDeps) {
     this.#options = options;
     this.#clock = deps.clock;
+    this.#tenantDay = tenantDayFormat(options.timeZone);
     this.#http = new InstitutionHttp({
       institution: 'fineract',
       baseUrl: options.baseUrl,
@@ -126,12 +131,13 @@ export class FineractCoreBanking implements CoreBanking {
     const holdId = await this.#hold('commit', request.reference, amount);
     const hold = await this.#holdTransaction('commit: read hold', holdId);
     if (hold.amount !== amount) throw new ConnectorError('ModifiedRequest', `fineract: hold ${holdId} under reference ${request.reference} is for another amount`);
-    if (hold.released && !(await this.#found(request.reference, 'commit: search', (hit) => hit.accountId === payee.id && hit.transactionType === 'deposit'))) {
-      // Released by an abort, not by an earlier attempt of this commit (which deposits first).
-      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released`);
+    // Released already: by an earlier attempt of this commit (which deposits first, so the
+    // deposit below is its replay), or by an abort, after which nothing may be paid.
+    if (hold.released && !(await this.#releasedBy('commit', request.reference, holdId, COMMIT_RELEASE))) {
+      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released by an abort`);
     }
     await this.#moneyCommand('commit: deposit', payee.id, 'deposit', amount, request.reference, 'payee');
-    await this.#releaseHold('commit: release hold', request.reference, holdId);
+    if (!hold.released) await this.#releaseHold('commit: release hold', request.reference, holdId, COMMIT_RELEASE);
     await this.#moneyCommand('commit: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
   }
 
@@ -146,12 +152,10 @@ export class FineractCoreBanking implements CoreBanking {
     }
     const hold = await this.#holdTransaction('release: read hold', holdId);
     if (hold.released) {
-      if (await this.#found(reference, 'release: search', (hit) => hit.accountId === this.#options.floatAccountId && hit.transactionType === 'withdrawal')) {
-        throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was committed`);
-      }
-      return;
+      if (await this.#releasedBy('release', reference, holdId, ABORT_RELEASE)) return;
+      throw new ConnectorError('TransferStateConflict', `fineract: reservation ${reference} was released by its commit`);
     }
-    await this.#releaseHold('release: release hold', reference, holdId);
+    await this.#releaseHold('release: release hold', reference, holdId, ABORT_RELEASE);
   }
 
   async collect(): Promise<CollectResult> {
@@ -167,9 +171,9 @@ export class FineractCoreBanking implements CoreBanking {
     const found = await this.#findSavings(request.payerId, undefined, 'refund: find payer', 'payer');
     const payer = await this.#account(found.account.id, 'refund: read payer', 'payer');
     checkCurrency(payer, request.amount.currency, 'payer');
-    const float = await this.#float('refund: read float', request.amount.currency);
+    const float = await this.#floatBalances('refund: read float', request.amount.currency);
     // Checked first, so that a short float does not leave the deposit waiting for its withdrawal.
-    if (compareDecimal(float.availableBalance ?? float.accountBalance, amount) < 0) {
+    if (!fundsCover(float.availableBalance ?? float.accountBalance, amount)) {
       throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
     }
     await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
@@ -177,12 +181,15 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   /**
-   * Where a reference stands, from one search by receipt number (our deposits and withdrawals
-   * carry the reference): the float withdrawal, always the last step, means done; a deposit
-   * alone means an operation between its steps; nothing found, never seen.
+   * Not offered: Fineract cannot find a transaction by our reference. Its global search
+   * (GET /search) covers clients, groups, loans, savings and share accounts by number or
+   * external id (SearchConstants, SearchReadPlatformServiceImpl), not transactions, and the
+   * savings transaction search filters by date, amount and type only
+   * (SavingsAccountTransactionsApiResource.searchTransactions). The bank flow never asks: only a
+   * payment prompt (the mobile-operator flow) is settled by the institution's status.
    */
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
-    return statusFromSearch(await this.#search(reference, 'transactionStatus'), this.#options.floatAccountId);
+    throw new ConnectorError('NotSupported', `fineract cannot look transaction ${reference} up by our reference (the bank flow never asks)`);
   }
 
   /**
@@ -283,23 +290,24 @@ export class FineractCoreBanking implements CoreBanking {
     return float;
   }
 
-  /** The account and its balances, without its statement. */
+  /** The float with its balances: only where a balance decides (a refund's funding check). */
+  async #floatBalances(operation: string, currency: string): Promise<FineractFloatAccount> {
+    const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
+    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
+    const float = parse2xx(this.#http, answer, readFloatAccount);
+    checkCurrency(float, currency, 'float');
+    return float;
+  }
+
+  /**
+   * The account's id, status and currency, without its statement. Its balances are not read: a
+   * customer's balance may be negative (overdraft) or finer than ISO 4217 at Fineract, and a
+   * credit needs neither.
+   */
   async #account(savingsId: string, operation: string, role: FineractRole): Promise<FineractSavingsAccount> {
     const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(savingsId)}` });
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);
     return parse2xx(this.#http, answer, readSavingsAccount);
-  }
-
-  /** Our deposits and withdrawals: one search by receipt number (never a statement). */
-  async #search(reference: string, operation: string): Promise<FineractSearchHit[]> {
-    const query = `query=${encodeURIComponent(reference)}&resource=savingsTransactions&exactMatch=true`;
-    const answer = await this.#send({ operation, method: 'GET', path: `/search?${query}` });
-    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
-    return parse2xx(this.#http, answer, readSearchResults);
-  }
-
-  async #found(reference: string, operation: string, match: (hit: FineractSearchHit) => boolean): Promise<boolean> {
-    return (await this.#search(reference, operation)).some(match);
   }
 
   /** The hold itself, read by its id: its amount and whether Fineract reports it released. */
@@ -316,9 +324,30 @@ export class FineractCoreBanking implements CoreBanking {
     return this.#command(`${operation}: hold`, this.#options.floatAccountId, '?command=holdAmount', body, 'float', reference, 'hold');
   }
 
-  /** Releases the hold (step `release-hold`, shared by commit and release so that it happens once). */
-  async #releaseHold(operation: string, reference: string, holdId: string): Promise<void> {
-    await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, 'release-hold');
+  /** Releases the hold under the step of whoever releases it: the commit (COMMIT_RELEASE) or an abort (ABORT_RELEASE). */
+  async #releaseHold(operation: string, reference: string, holdId: string, step: string): Promise<void> {
+    await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, step);
+  }
+
+  /**
+   * Who released a hold found released: `step`'s own earlier attempt, or the other side. Asked by
+   * sending the release again under `step`'s keys, which cannot move money, since the hold is
+   * released already: Fineract replays the success stored under a key that released it
+   * (x-served-from-cache), and refuses a release of a released hold (400 "not on hold") under a
+   * key that did not. A release under the key both sides shared before the two were told apart
+   * (LEGACY_RELEASE) counts as the caller's: only a release still in flight from before that
+   * change can be under it, and the payee's state machine never both commits and aborts one
+   * transfer. (Until 2026-11-27 this asked GET /search for the reference's transactions, a
+   * resource Fineract does not have: a commit whose release was applied but not answered was
+   * refused for ever, the payee credited and the float never debited.)
+   */
+  async #releasedBy(caller: 'commit' | 'release', reference: string, holdId: string, step: string): Promise<boolean> {
+    for (const key of [step, LEGACY_RELEASE]) {
+      const operation = `${caller}: who released the hold (${key})`;
+      const answer = await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, key, NOT_ON_HOLD);
+      if (answer !== NOT_ON_HOLD) return true;
+    }
+    return false;
   }
 
   async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
@@ -326,20 +355,47 @@ export class FineractCoreBanking implements CoreBanking {
     await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`);
   }
 
-  /** One write with its idempotency key; answers the transaction id Fineract booked (or had booked). */
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string> {
-    const answer = await this.#http.send({
-      operation,
-      method: 'POST',
-      path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
-      json: body,
-      headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step) },
-    });
-    if (stillRunning(answer)) {
-      throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
+  /**
+   * One write of a step; answers the transaction id Fineract booked (or had booked).
+   *
+   * Fineract stores a command's failure under its key as well as its success, and replays it to
+   * every repeat with `x-served-from-cache: true` (SynchronousCommandProcessingService
+   * .executeCommand saves status ERROR in a new transaction; a repeat meets
+   * IdempotentCommandProcessFailedException). A step whose first run met a passing failure (a
+   * lock conflict, a date refused near midnight, a 500) would then fail for ever under one key. So
+   * a step has a fixed sequence of keys (idempotencyKey with attempt 0, 1, 2, ...), walked from
+   * the first on every attempt: a replayed failure sends the command again under the next key.
+   * This cannot move money twice, because a stored ERROR is a command Fineract rolled back: it
+   * runs in CommandSourceService.processCommand's transaction, which the failure rolls back
+   * before the ERROR is saved, so nothing was booked under that key. Every walker stops at the
+   * first key that is not a stored ERROR (a booked result, or a run still under way: 425), so at
+   * most one key of a step is ever booked, whichever process walks. A command held for a
+   * checker's approval answers 200 and is not a failure, so it is never passed over.
+   */
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string>;
+  /** The same, answering NOT_ON_HOLD instead of throwing when Fineract refuses to release a hold that is not on hold. */
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD>;
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold?: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD> {
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await this.#http.send({
+        operation,
+        method: 'POST',
+        path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
+        json: body,
+        headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step, attempt) },
+        serverErrorAnsweredWhen: SERVED_FROM_CACHE,
+      });
+      if (stillRunning(answer)) {
+        throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
+      }
+      const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
+      if (replayedFailure && attempt + 1 < KEYS_PER_STEP) continue;
+      if (notOnHold !== undefined && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return notOnHold;
+      const spent = replayedFailure ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
+      if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}${spent}: HTTP ${answer.status}`);
+      if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
+      return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
     }
-    if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, role);
-    return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
   }
 
   #send(call: InstitutionRequest): Promise<InstitutionAnswer> {
@@ -347,16 +403,37 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   #today(): string {
-    return transactionDate(this.#clock.now());
+    return transactionDate(this.#clock.now(), this.#tenantDay);
   }
 }
 
+/** A release refused because the hold is not on hold (any more). */
+const NOT_ON_HOLD = Symbol('not on hold');
+
+/** The steps under which the commit and an abort release a hold (their idempotency keys differ). */
+const COMMIT_RELEASE = 'commit-release';
+const ABORT_RELEASE = 'abort-release';
+/** The step both used before 2026-11-27; still asked about, for releases in flight across the upgrade. */
+const LEGACY_RELEASE = 'release-hold';
+
+/** Fineract's mark on an answer replayed from its idempotency store (AbstractIdempotentCommandException). */
+const SERVED_FROM_CACHE = 'x-served-from-cache';
+
 /**
- * The key of one step of one operation: our reference and the step, hashed to 43 characters
- * (base64url SHA-256) so that any reference fits Fineract's key column.
+ * How many keys one step may use. A key is spent only by a command Fineract rolled back, and
+ * every attempt replays the spent ones before the next, so this bounds an attempt's requests.
+ * Past it, the last failure is answered as it is.
  */
-export function idempotencyKey(reference: string, step: string): string {
-  return createHash('sha256').update(`${reference}\u0000${step}`, 'utf8').digest('base64url');
+const KEYS_PER_STEP = 32;
+
+/**
+ * Key `attempt` of one step of one operation: our reference, the step and, after the first, the
+ * attempt, hashed to 43 characters (base64url SHA-256) so that any reference fits Fineract's key
+ * column. Attempt 0 is the key this adapter has always sent for the step.
+ */
+export function idempotencyKey(reference: string, step: string, attempt = 0): string {
+  const text = attempt === 0 ? `${reference}\u0000${step}` : `${reference}\u0000${step}\u0000${attempt}`;
+  return createHash('sha256').update(text, 'utf8').digest('base64url');
 }
 
 /** Fineract refusing a repeat because the first attempt with the key has not finished. */

@@ -1,5 +1,5 @@
 import type { Env } from '../../../config.js';
-import { integerSetting, readSettings, requiredSecretSetting, textSetting, urlSetting } from '../shared/adapter-settings.js';
+import { integerSetting, readSettings, requiredSecretSetting, textSetting, urlSetting, type Setting } from '../shared/adapter-settings.js';
 
 /** Settings of the Apache Fineract adapter (CBS_ADAPTER=fineract), all prefixed FINERACT_. */
 export const fineractSettings = {
@@ -9,6 +9,7 @@ export const fineractSettings = {
   password: requiredSecretSetting('FINERACT_PASSWORD', 'Password of the API user'),
   floatAccountId: textSetting('FINERACT_FLOAT_ACCOUNT_ID', 'Savings account id of the prefunded float that funds incoming payments and refunds', { pattern: /^[1-9][0-9]{0,18}$/, hint: 'a savings account id' }),
   paymentTypeId: textSetting('FINERACT_PAYMENT_TYPE_ID', 'Payment type for deposits and withdrawals; our reference is kept in their payment details', { pattern: /^[1-9][0-9]{0,18}$/, hint: 'a payment type id' }),
+  timeZone: timeZoneSetting('FINERACT_TIMEZONE', "The tenant's time zone (its timezone_id), in which Fineract dates transactions: holds, deposits and withdrawals are dated with the tenant's day"),
   timeoutMs: integerSetting('FINERACT_TIMEOUT_MS', 'Time allowed for each answer', 15_000, 50, 120_000),
   connectTimeoutMs: integerSetting('FINERACT_CONNECT_TIMEOUT_MS', 'Time allowed to open a connection', 3000, 50, 60_000),
   maxResponseBytes: integerSetting('FINERACT_MAX_RESPONSE_BYTES', 'Largest answer accepted (account statements are read whole)', 16_777_216, 65_536, 268_435_456),
@@ -21,6 +22,8 @@ export interface FineractOptions {
   readonly password: string;
   readonly floatAccountId: string;
   readonly paymentTypeId: string;
+  /** IANA time zone of the tenant, e.g. "Africa/Lusaka". */
+  readonly timeZone: string;
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly maxResponseBytes: number;
@@ -28,4 +31,26 @@ export interface FineractOptions {
 
 export function readFineractOptions(env: Env): { options: FineractOptions } | { problems: string[] } {
   return readSettings(fineractSettings, env);
+}
+
+/**
+ * An IANA time zone, "UTC" when unset. Checked by building a formatter for it, which refuses a
+ * zone the runtime's time zone database does not know, so a typo stops start-up.
+ */
+function timeZoneSetting(env: string, description: string): Setting<string> {
+  return {
+    env,
+    description,
+    secret: false,
+    defaultText: 'UTC',
+    read(text) {
+      const value = text ?? 'UTC';
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: value });
+      } catch {
+        return { problem: `"${value.slice(0, 64)}" is not a time zone (an IANA name such as Africa/Lusaka)` };
+      }
+      return { value };
+    },
+  };
 }

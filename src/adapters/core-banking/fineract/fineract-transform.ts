@@ -1,6 +1,7 @@
 import { ConnectorError, type ErrorName } from '../../../domain/errors.js';
 import type { PartyId } from '../../../domain/identifiers.js';
-import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
+import { compareDecimal } from '../../../domain/money.js';
+import type { AccountStatus, PartyDetails } from '../../../ports/core-banking.js';
 import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
 import {
   FINERACT_TRANSACTION_TYPE,
@@ -8,13 +9,13 @@ import {
   type FineractCommandResult,
   type FineractEnum,
   type FineractError,
+  type FineractFloatAccount,
   type FineractHold,
   type FineractHoldCommand,
   type FineractMoneyCommand,
   type FineractPaymentType,
   type FineractSavingsAccount,
   type FineractSavingsSummary,
-  type FineractSearchHit,
   type FineractTransactionPage,
 } from './fineract-wire.js';
 
@@ -64,18 +65,40 @@ export function readSavingsSummaries(body: unknown): FineractSavingsSummary[] {
   }));
 }
 
+/** An account's id, status and currency; its balances are not read (see readFloatAccount). */
 export function readSavingsAccount(body: unknown): FineractSavingsAccount {
   const account = WireRecord.of(body);
-  const currency = account.record('currency').string('code');
-  const summary = account.record('summary');
   return {
     id: account.integerText('id'),
     status: readEnum(account, 'status'),
     ...optionalField('subStatus', account.has('subStatus') ? readEnum(account, 'subStatus') : undefined),
-    currency,
-    accountBalance: summary.amountNumber('accountBalance', currency),
-    ...optionalField('availableBalance', summary.has('availableBalance') ? summary.amountNumber('availableBalance', currency) : undefined),
+    currency: account.record('currency').string('code'),
   };
+}
+
+/** The float and its balances (summary.accountBalance, summary.availableBalance), signed and at any scale. */
+export function readFloatAccount(body: unknown): FineractFloatAccount {
+  const summary = WireRecord.of(body).record('summary');
+  return {
+    ...readSavingsAccount(body),
+    accountBalance: readBalance(summary, 'accountBalance'),
+    ...optionalField('availableBalance', summary.has('availableBalance') ? readBalance(summary, 'availableBalance') : undefined),
+  };
+}
+
+const SIGNED_DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/** A balance as Fineract writes it: a JSON number, possibly negative, with any number of decimals; kept as its text. */
+function readBalance(record: WireRecord, key: string): string {
+  const text = record.number(key).text;
+  if (!SIGNED_DECIMAL.test(text)) throw new MalformedResponse(`${record.at(key)} is not a decimal balance`);
+  return text;
+}
+
+/** Whether a balance (signed, any scale) covers a positive amount; compared as decimals, never as numbers. */
+export function fundsCover(balance: string, amount: string): boolean {
+  if (balance.startsWith('-')) return false;
+  return compareDecimal(balance, amount) >= 0;
 }
 
 /**
@@ -123,25 +146,6 @@ function readValueDate(record: WireRecord, key: string): string {
   if (parts === undefined) throw new MalformedResponse(`${record.at(key)} is missing`);
   const [year, month, day] = parts;
   return `${year.padStart(4, '0')}-${month.padStart(2, '0')}-${day.padStart(2, '0')}`;
-}
-
-/** GET /search answers a list of hits; only savings transactions count. */
-export function readSearchResults(body: unknown): FineractSearchHit[] {
-  if (!Array.isArray(body)) throw new MalformedResponse('body is not a list of search results');
-  return body
-    .map((item, index) => WireRecord.of(item, `body[${index}]`))
-    .filter((hit) => hit.optionalString('entityType') === 'SAVINGS_TRANSACTION')
-    .map((hit) => ({ accountId: hit.integerText('accountId'), transactionId: hit.integerText('transactionId'), transactionType: hit.string('transactionType') }));
-}
-
-/**
- * Where a reference stands from the transactions that carry it: the float withdrawal is every
- * operation's last step, so it means done; a deposit without it, an operation between its
- * steps; nothing, never seen.
- */
-export function statusFromSearch(hits: readonly FineractSearchHit[], floatAccountId: string): InstitutionTransactionStatus {
-  if (hits.some((hit) => hit.accountId === floatAccountId && hit.transactionType === 'withdrawal')) return 'succeeded';
-  return hits.length > 0 ? 'pending' : 'not-found';
 }
 
 export function readPaymentTypes(body: unknown): FineractPaymentType[] {
@@ -274,9 +278,26 @@ export function holdCommand(amount: string, reference: string, transactionDate: 
   return { locale: 'en', dateFormat: 'yyyy-MM-dd', transactionDate, transactionAmount: amount, reasonForBlock: reference };
 }
 
-/** The business date of a transaction, in UTC, as the commands' dateFormat expects. */
-export function transactionDate(now: Date): string {
-  return now.toISOString().slice(0, 10);
+/** Formats an instant as the tenant's calendar day (see transactionDate). */
+export function tenantDayFormat(timeZone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', calendar: 'iso8601', numberingSystem: 'latn' });
+}
+
+/**
+ * The date of a command, yyyy-MM-dd as the commands' dateFormat expects: the tenant's day, not
+ * UTC's. Fineract dates a release with the tenant's business date (DateUtils.getBusinessLocalDate,
+ * the day in the tenant's time zone: SavingsAccountTransactionDataValidator
+ * .validateReleaseAmountAndAssembleForm), refuses a hold dated before the account's last
+ * transaction (validateHoldAndAssembleForm) and a deposit or withdrawal dated after the business
+ * date (SavingsAccount: "transaction.in.the.future"). Dated with the UTC day, every hold on the
+ * float was refused from the tenant's midnight to UTC's once a release had been dated the new day.
+ */
+export function transactionDate(now: Date, tenantDay: Intl.DateTimeFormat): string {
+  const parts = tenantDay.formatToParts(now);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((candidate) => candidate.type === type)?.value ?? '';
+  const date = `${part('year')}-${part('month')}-${part('day')}`;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`tenant day formatted as "${date}"`);
+  return date;
 }
 
 export function readError(body: unknown): FineractError {
@@ -300,6 +321,8 @@ export function readError(body: unknown): FineractError {
  */
 export type FineractRole = 'float' | 'payee' | 'payer';
 
+const LOCK_CONFLICT = /^error\.msg\.platform\.service\..+\.conflict$/;
+
 /** A 4xx answer as a catalogue error, from Fineract's globalisation codes (messages are left out: they quote balances). */
 export function declineFor(operation: string, status: number, body: unknown, role: FineractRole): ConnectorError {
   const { codes } = readError(body);
@@ -307,7 +330,9 @@ export function declineFor(operation: string, status: number, body: unknown, rol
   const has = (fragment: string) => codes.some((code) => code.includes(fragment));
   if (status === 401) return new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
   // Optimistic-lock clashes on a busy account: nothing was booked, and the same call may pass now.
-  if (has('concurrent')) return new ConnectorError('InstitutionUnavailable', detail);
+  // ConcurrencyFailureExceptionMapper answers 409 error.msg.platform.service.<entity or "lock">.conflict
+  // (ApiGlobalErrorResponse.conflict) once Fineract's own retries of the command are spent.
+  if (has('concurrent') || codes.some((code) => LOCK_CONFLICT.test(code))) return new ConnectorError('InstitutionUnavailable', detail);
   if (has('insufficient')) return new ConnectorError(role === 'payer' ? 'PayerInsufficientFunds' : 'PayeeInsufficientLiquidity', detail);
   if (role === 'float') return new ConnectorError('InstitutionUnavailable', `${detail}: the float account refused the command`);
   return new ConnectorError(declineName(status, has, role), detail);

@@ -7,7 +7,7 @@
  * Calls:
  *   GET  /clients?externalId={id}                        client search by external id
  *   GET  /clients/{clientId}/accounts                    the client's savings accounts
- *   GET  /savingsaccounts/{id}                           an account and its balances (never its statement)
+ *   GET  /savingsaccounts/{id}                           an account (the float's balances too; never its statement)
  *   GET  /savingsaccounts/{id}/transactions/{txId}       one transaction (our hold) by its id
  *   POST /savingsaccounts/{id}/transactions?command=deposit | withdrawal | holdAmount
  *   POST /savingsaccounts/{id}/transactions/{holdId}?command=releaseAmount
@@ -16,7 +16,8 @@
  *   GET  /savingsaccounts/{id}/transactions/search?fromDate&toDate&types&offset&limit
  *                                                        the float's withdrawals of a period (reconciliation)
  * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`; every POST an
- * `Idempotency-Key` (Fineract 1.9 and later).
+ * `Idempotency-Key` (Fineract 1.9 and later), and its answer is read with `x-served-from-cache`.
+ * Commands are dated `yyyy-MM-dd` with the tenant's day (FINERACT_TIMEZONE).
  */
 
 /** Fineract's enum objects: `{ id, code, value }`; the id is what the adapter switches on. */
@@ -47,11 +48,22 @@ export interface FineractSavingsSummary {
   readonly depositType?: string;
 }
 
+/** An account as commit, refund and the start-up check need it: what it is, not what it holds. */
 export interface FineractSavingsAccount {
   readonly id: string;
   readonly status: FineractEnum;
   readonly subStatus?: FineractEnum;
   readonly currency: string;
+}
+
+/**
+ * The float with its balances, read only where a balance decides something (a refund checks the
+ * float can fund it). Balances are signed decimal text at Fineract's scale, as Fineract wrote
+ * them: an overdraft product lets a balance go below zero, and Fineract's currency table can give
+ * a currency more decimals than ISO 4217 (UGX has 2), so "-20.000000" and "1500.500000" are both
+ * balances. They are compared as decimals (fundsCover), never converted to numbers.
+ */
+export interface FineractFloatAccount extends FineractSavingsAccount {
   readonly accountBalance: string;
   readonly availableBalance?: string;
 }
@@ -63,14 +75,6 @@ export interface FineractHold {
   readonly amount: string;
   /** releaseTransactionId is not 0: Fineract writes 0 while the hold is unreleased. */
   readonly released: boolean;
-}
-
-/** One hit of GET /search over savings transactions. */
-export interface FineractSearchHit {
-  readonly accountId: string;
-  readonly transactionId: string;
-  /** "deposit" or "withdrawal" for ours. */
-  readonly transactionType: string;
 }
 
 export interface FineractPaymentType {

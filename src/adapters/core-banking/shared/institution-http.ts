@@ -41,6 +41,13 @@ export interface InstitutionRequest {
   readonly headers?: Readonly<Record<string, string>>;
   /** Serialised with stringifyDecimalJson (JsonNumber for wire numbers). */
   readonly json?: unknown;
+  /**
+   * A response header (lower case) that makes a 5xx an answer for the adapter to read rather than
+   * InstitutionUnavailable: an institution that replays a failure it stored under an idempotency
+   * key marks the replay (Fineract: `x-served-from-cache`), and only the adapter knows what the
+   * replayed failure says about the request.
+   */
+  readonly serverErrorAnsweredWhen?: string;
 }
 
 export interface InstitutionAnswer {
@@ -48,6 +55,8 @@ export interface InstitutionAnswer {
   readonly status: number;
   /** Parsed with parseDecimalJson; undefined for an empty body; MalformedBody when it is not JSON. */
   readonly body: unknown;
+  /** Response headers, names in lower case; a repeated header's values joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 /** An answer whose body is not JSON; kept apart so that a 4xx with an HTML page still sorts as a 4xx. */
@@ -73,13 +82,17 @@ export class InstitutionHttp {
     return this.#options.institution;
   }
 
-  /** Sends one request; throws InstitutionTimeout, InstitutionUnavailable, or returns a 2xx/4xx answer (never 408 or 429). */
+  /**
+   * Sends one request; throws InstitutionTimeout, InstitutionUnavailable, or returns a 2xx/4xx
+   * answer (never 408 or 429), or a 5xx marked with the request's serverErrorAnsweredWhen header.
+   */
   async send(call: InstitutionRequest): Promise<InstitutionAnswer> {
     const { institution, baseUrl, timeoutMs } = this.#options;
     // Outside the try: a body that cannot be serialised is our bug, not the institution's outage.
     const body = call.json === undefined ? undefined : stringifyDecimalJson(call.json);
     let status: number;
     let text: string;
+    let headers: Record<string, string>;
     try {
       const response = await request(`${baseUrl}${call.path}`, {
         method: call.method,
@@ -94,22 +107,32 @@ export class InstitutionHttp {
         ...(body === undefined ? {} : { body }),
       });
       status = response.statusCode;
+      headers = headerValues(response.headers);
       text = await response.body.text();
     } catch (error) {
       throw transportError(institution, call.operation, error);
     }
-    if (status >= 500 || status === 408 || status === 429) {
+    const answeredServerError = status >= 500 && call.serverErrorAnsweredWhen !== undefined && headers[call.serverErrorAnsweredWhen] !== undefined;
+    if ((status >= 500 && !answeredServerError) || status === 408 || status === 429) {
       throw new ConnectorError('InstitutionUnavailable', `${institution} ${call.operation}: HTTP ${status}`);
     }
-    if (status < 200 || (status >= 300 && status < 400)) {
+    if (status < 200 || (status >= 300 && status < 400) || status > 599) {
       throw new ConnectorError('InstitutionUnavailable', `${institution} ${call.operation}: unexpected HTTP ${status}`);
     }
-    return { operation: call.operation, status, body: parseBody(text) };
+    return { operation: call.operation, status, body: parseBody(text), headers };
   }
 
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+function headerValues(raw: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }
 
 function parseBody(text: string): unknown {
