@@ -457,6 +457,18 @@ describe('readFineractOptions', () => {
 });
 
 describe('FineractCoreBanking: the float\'s movements for reconciliation', () => {
+  it('lists the bank channel\'s debit into the float (its deposit under the homeTransactionId) as a customer debit', async () => {
+    const { fineract, adapter } = await start();
+    fineract.debitByChannel('home-0001', PAYER.idValue, '30');
+    await adapter.refund({ reference: 'refund-0001', originalReference: 'home-0001', amount: zmw('30'), payerId: PAYER.idValue });
+    const movements = await adapter.listMovements({ from: '2026-11-23T00:00:00.000Z', to: '2026-11-24T00:00:00.000Z' });
+    expect(movements.map(({ reference, direction, amount, bookedAt }) => ({ reference, direction, amount, bookedAt }))).toEqual([
+      { reference: 'home-0001', direction: 'customer-debit', amount: zmw('30'), bookedAt: '2026-11-23T00:00:00.000Z' },
+      { reference: 'refund-0001', direction: 'customer-credit', amount: zmw('30'), bookedAt: '2026-11-23T00:00:00.000Z' },
+    ]);
+    expect(fineract.balanceOf(PAYER.idValue)).toBe('200');
+  });
+
   it('lists every credit paid from the float in the period under our reference, page by page, leaving out holds, deposits and reversed lines', async () => {
     const { fineract, adapter } = await start();
     const references = Array.from({ length: 205 }, (_unused, index) => `ref-${String(index).padStart(4, '0')}`);
@@ -471,11 +483,11 @@ describe('FineractCoreBanking: the float\'s movements for reconciliation', () =>
     expect(movements).toHaveLength(204);
     expect(movements[0]).toEqual({ reference: 'ref-0000', direction: 'customer-credit', amount: zmw('1.5'), bookedAt: '2026-11-23T00:00:00.000Z', institutionId: movements[0]?.institutionId });
     expect(movements.map((movement) => movement.reference)).toEqual(references.filter((reference) => reference !== 'ref-0007'));
-    // Two pages of 200, each asked by page number, value dates of that one day, withdrawals only.
+    // Two pages of 200, each asked by page number, value dates of that one day, deposits and withdrawals.
     const asked = fineract.requests.slice(before).map((request) => request.path.replace(/^.*\/transactions\/search\?/, ''));
     expect(asked).toEqual([
-      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=2&offset=0&limit=200&orderBy=id&sortOrder=ASC',
-      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=2&offset=1&limit=200&orderBy=id&sortOrder=ASC',
+      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=1%2C2&offset=0&limit=200&orderBy=id&sortOrder=ASC',
+      'fromDate=2026-11-23&toDate=2026-11-23&dateFormat=yyyy-MM-dd&locale=en&types=1%2C2&offset=1&limit=200&orderBy=id&sortOrder=ASC',
     ]);
     // Another day: nothing.
     expect(await adapter.listMovements({ from: '2026-11-24T00:00:00.000Z', to: '2026-11-25T00:00:00.000Z' })).toEqual([]);

@@ -139,6 +139,7 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
     reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber),
     overdraw: (idValue: string, amount: string) => state.overdraw(idValue, amount),
     failNext: (command: string, failure: 'lock-conflict' | 'server-error') => state.failNext(command, failure),
+    debitByChannel: (reference: string, idValue: string, amount: string) => state.debitByChannel(reference, idValue, amount),
   });
 }
 
@@ -368,6 +369,22 @@ class FineractInstitution {
   }
 
   /** Reverses a transaction as a back-office undo would (tests: an institution that took a credit back). */
+  /**
+   * The bank's channel debits the customer into the float under its homeTransactionId, booked as
+   * a withdrawal from the customer's savings account and a deposit to the float, each with that
+   * reference as the payment detail's receipt number (the convention docs/adding-an-institution.md
+   * asks a Fineract bank's channel to keep, so that the reconciliation finds the debit).
+   */
+  debitByChannel(reference: string, idValue: string, amount: string): void {
+    const customer = this.savingsOf(idValue);
+    const float = this.#savings.get(FINERACT_FIXTURE_DEFAULTS.floatAccountId);
+    if (float === undefined) throw new Error('fineract fixture: no float');
+    const minor = this.books.minor(amount);
+    this.books.move(customer.book, float.book, minor);
+    this.#book(customer, FINERACT_TRANSACTION_TYPE.withdrawal, minor, reference, undefined, this.#businessDate());
+    this.#book(float, FINERACT_TRANSACTION_TYPE.deposit, minor, reference, undefined, this.#businessDate());
+  }
+
   reverse(savingsId: string, receiptNumber: string): void {
     const transaction = this.#savings.get(savingsId)?.transactions.find((candidate) => candidate.receiptNumber === receiptNumber);
     if (transaction === undefined) throw new Error(`no transaction ${receiptNumber} on ${savingsId}`);

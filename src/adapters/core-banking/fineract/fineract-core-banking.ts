@@ -216,8 +216,11 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   /**
-   * The float's withdrawals in the period: every credit to a customer (an incoming transfer's
-   * payee, a refund) ends with one, under our reference as its receipt number. Read page by page
+   * The float's withdrawals and deposits in the period that carry a receipt number. Every credit
+   * to a customer (an incoming transfer's payee, a refund) ends with a float withdrawal under our
+   * reference; a customer's debit is the bank channel's deposit to the float under its
+   * homeTransactionId (the convention docs/adding-an-institution.md asks the channel to keep; the
+   * connector itself never deposits to the float). Read page by page
    * from the transaction search (Fineract 1.9 and later), whose `offset` is the page number
    * (TransactionSearchRequest.pageable: PageRequest.of(offset, limit)). Dates are value dates;
    * a movement is placed at midnight UTC of its day. Reversed transactions moved nothing.
@@ -233,7 +236,7 @@ export class FineractCoreBanking implements CoreBanking {
         toDate,
         dateFormat: 'yyyy-MM-dd',
         locale: 'en',
-        types: FINERACT_TRANSACTION_TYPE.withdrawal,
+        types: `${FINERACT_TRANSACTION_TYPE.deposit},${FINERACT_TRANSACTION_TYPE.withdrawal}`,
         offset: String(page),
         limit: String(pageSize),
         orderBy: 'id',
@@ -244,9 +247,11 @@ export class FineractCoreBanking implements CoreBanking {
       if (answer.status >= 400) throw declineFor('listMovements', answer.status, answer.body, 'float');
       const read = parse2xx(this.#http, answer, readTransactionPage);
       for (const line of read.transactions) {
-        if (line.reversed || line.typeId !== FINERACT_TRANSACTION_TYPE.withdrawal || line.receiptNumber === undefined) continue;
+        if (line.reversed || line.receiptNumber === undefined) continue;
+        const direction = line.typeId === FINERACT_TRANSACTION_TYPE.withdrawal ? 'customer-credit' : line.typeId === FINERACT_TRANSACTION_TYPE.deposit ? 'customer-debit' : undefined;
+        if (direction === undefined) continue;
         const bookedAt = `${line.date}T00:00:00.000Z`;
-        movements.push({ reference: line.receiptNumber, direction: 'customer-credit', amount: { amount: line.amount, currency: line.currency }, bookedAt, institutionId: line.id });
+        movements.push({ reference: line.receiptNumber, direction, amount: { amount: line.amount, currency: line.currency }, bookedAt, institutionId: line.id });
       }
       if (read.transactions.length < pageSize || (page + 1) * pageSize >= read.total) return movements;
     }
