@@ -12,6 +12,9 @@ import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { startFakeSwitch } from '../support/fake-switch.js';
+import { GatedSwitch } from '../support/gated-switch.js';
+import { ManualClock } from '../support/harness.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
 import { request } from 'undici';
@@ -326,5 +329,50 @@ describe('bulk identifier registration', () => {
     expect(lines[0]).toBe('line,idType,idValue,idSubValue,outcome,message');
     expect(lines[1]).toBe('2,MSISDN,260971000001,,REGISTERED,');
     expect(lines).toHaveLength(9);
+  });
+});
+
+describe('bulk identifier opt-out', () => {
+  it('holds each identifier for its own DELETE: a batch longer than one lease is never sent twice alongside the recovery pass', async () => {
+    const ids = [['ACCOUNT_ID', '1000234567', ''], ['MSISDN', '260971000001', ''], ['MSISDN', '260971000002', ''], ['MSISDN', '260971000006', ''], ['MSISDN', '260971000008', 'savings']] as const;
+    const clock = new ManualClock();
+    const fake = await startFakeSwitch({ now: () => clock.now() });
+    try {
+      const gated = new GatedSwitch(fake.url);
+      // SDK_TIMEOUT_MS as in production: the job's lease is 105 s, and each DELETE takes 100 s, so
+      // the batch of five takes 500 s; the recovery pass runs while the fourth is on its way.
+      const harness = await startHarness({ clock, fakeSwitch: fake, env: { SDK_TIMEOUT_MS: '100000' }, overrides: { switchConnector: gated } });
+      h = harness;
+      for (const [idType, idValue, idSubValue] of ids) {
+        const body = { idType, idValue, ...(idSubValue === '' ? {} : { idSubValue }), consent: { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' } };
+        expect((await harness.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+      }
+      let removals = 0;
+      let pass: Promise<{ claimed: number }> | undefined;
+      gated.removal = (_item, send) => {
+        removals += 1;
+        clock.advance(100_000);
+        if (removals === 4) pass = harness.app.identifiers.runOnce(120_000);
+        return send();
+      };
+      const file = [HEADER, ...ids.map(([idType, idValue, idSubValue]) => `${idType},${idValue},${idSubValue},agent,2026-11-20T08:00:00Z,branch`), ''].join('\n');
+      const job = await upload(harness, file, 'text/csv', 'opt-out');
+      await harness.app.identifierJobs.idle();
+      // The pass took the one identifier whose hold had lapsed (the fifth); the job left it to it.
+      expect(await pass).toEqual({ claimed: 1 });
+      expect(fake.requests.filter((call) => call.method === 'DELETE').map((call) => call.path).sort()).toEqual([
+        '/accounts/ACCOUNT_ID/1000234567',
+        '/accounts/MSISDN/260971000001',
+        '/accounts/MSISDN/260971000002',
+        '/accounts/MSISDN/260971000006',
+        '/accounts/MSISDN/260971000008/savings',
+      ]);
+      expect(await done(harness, String(job.body['jobId']))).toMatchObject({ state: 'DONE', outcomes: { DEREGISTERED: 5 } });
+      expect([...fake.registeredIdentifiers]).toEqual([]);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await fake.close();
+    }
   });
 });

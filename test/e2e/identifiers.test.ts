@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
+import { GatedSwitch } from '../support/gated-switch.js';
+import { ManualClock, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
+import { request } from 'undici';
 
 /**
  * Individual opt-in and opt-out of customer identifiers through the outgoing server, the
@@ -145,5 +149,81 @@ describe('identifier registry on PostgreSQL', () => {
     } finally {
       await database.drop();
     }
+  });
+});
+
+describe('an opt-out while the identifier\'s registration is on its way', () => {
+  const ONE_LINE = 'idType,idValue,idSubValue,consentBy,consentAt,consentChannel\nMSISDN,260971000001,,branch agent 7,2026-11-20T08:00:00Z,branch\n';
+  const body = { idType: 'MSISDN', idValue: '260971000001', consent: CONSENT };
+  let fake: FakeSwitch | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+    await fake?.close();
+    fake = undefined;
+  });
+
+  async function gatedHarness(env: Record<string, string> = {}): Promise<{ harness: Harness; gated: GatedSwitch }> {
+    const clock = new ManualClock();
+    fake = await startFakeSwitch({ now: () => clock.now() });
+    const gated = new GatedSwitch(fake.url);
+    h = await startHarness({ clock, fakeSwitch: fake, env, overrides: { switchConnector: gated } });
+    return { harness: h, gated };
+  }
+
+  /** A bulk registration of one identifier, its POST /accounts held on its way; the individual opt-out meanwhile. */
+  async function optOutDuringBulkBatch(harness: Harness, gated: GatedSwitch): Promise<void> {
+    const onItsWay = gated.hold();
+    const upload = await request(`${harness.outgoingUrl}/identifiers/jobs?action=register`, { method: 'POST', headers: { 'content-type': 'text/csv', 'x-api-key': TEST_CHANNEL_API_KEY }, body: ONE_LINE });
+    expect(upload.statusCode).toBe(202);
+    await upload.body.dump();
+    await onItsWay;
+    try {
+      // The removal waits for the registration: sent now, it could reach the platform first.
+      expect(await harness.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 202, body: { state: 'OPTING_OUT' } });
+      expect(accountsCalls(harness)).toEqual([]);
+    } finally {
+      gated.release();
+    }
+    await harness.app.identifierJobs.idle();
+    expect(accountsCalls(harness).map((call) => `${call.method} ${call.path}`)).toEqual(['POST /accounts', 'DELETE /accounts/MSISDN/260971000001']);
+    expect((await harness.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'DEREGISTERED' });
+    expect([...harness.fakeSwitch.registeredIdentifiers]).toEqual([]);
+  }
+
+  it('during a bulk batch: the removal is sent once the registration is answered, and the platform keeps nothing', async () => {
+    const { harness, gated } = await gatedHarness();
+    await optOutDuringBulkBatch(harness, gated);
+  });
+
+  it('during a bulk batch, on PostgreSQL', async () => {
+    const database = await createTestDatabase();
+    try {
+      const { harness, gated } = await gatedHarness({ DATABASE_URL: database.url });
+      await optOutDuringBulkBatch(harness, gated);
+      await harness.close();
+      h = undefined;
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('during the recovery pass\'s retry of a registration the platform did not answer', async () => {
+    const { harness, gated } = await gatedHarness();
+    harness.fakeSwitch.failAccounts(504, 1);
+    expect((await harness.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REQUESTED' });
+    harness.clock.advance(1_000);
+    const onItsWay = gated.hold();
+    const pass = harness.app.identifiers.runOnce(60_000);
+    await onItsWay;
+    expect(await harness.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 202, body: { state: 'OPTING_OUT' } });
+    gated.release();
+    expect(await pass).toEqual({ claimed: 1 });
+    expect(accountsCalls(harness).map((call) => `${call.method} ${call.path}`)).toEqual(['POST /accounts', 'POST /accounts', 'DELETE /accounts/MSISDN/260971000001']);
+    expect((await harness.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'DEREGISTERED' });
+    expect([...harness.fakeSwitch.registeredIdentifiers]).toEqual([]);
+    // Nothing is left for the next pass.
+    harness.clock.advance(120_000);
+    expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
   });
 });
