@@ -9,7 +9,9 @@ import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 /**
  * The registry of the institution's customer identifiers and where each stands with the
  * platform: REQUESTED (opt-in asked, not confirmed by the platform yet), REGISTERED, FAILED
- * (the platform refused, with its code), OPTING_OUT (opt-out asked), DEREGISTERED. One row per
+ * (the platform refused the registration, with its code), OPTING_OUT (opt-out asked),
+ * DEREGISTERED, OPT_OUT_FAILED (the platform refused the removal, with its code: it may still
+ * hold the identifier). One row per
  * identifier (type, value, sub-value): a repeat is the same identifier, never a second one.
  * Every change of state is a compare-and-set, so a batch cut off mid-way resumes without
  * registering or removing anything twice.
@@ -91,7 +93,7 @@ export const identifierMigrations: readonly Migration[] = [
   },
 ];
 
-export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';
+export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED' | 'OPT_OUT_FAILED';
 
 export interface IdentifierKey {
   readonly idType: PartyIdType;
@@ -465,7 +467,7 @@ function columns(changes: RegistryChanges): Partial<Row> {
   };
 }
 
-const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'];
+const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED', 'OPT_OUT_FAILED'];
 
 function recordOf(row: Row): IdentifierRecord {
   const state = STATES.find((candidate) => candidate === row.state);

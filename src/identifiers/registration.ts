@@ -12,6 +12,8 @@ import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
 const DEFERRED_MS = 300_000;
+/** FSPIOP codes by which the platform refuses a removal because it holds no such identifier (generic ID not found, party not found). */
+const NOT_HELD_CODES: ReadonlySet<string> = new Set(['3200', '3204']);
 /** Identifiers of one batch settled (or their leases released) at once: their writes commit in groups. */
 const SETTLE_CONCURRENCY = 32;
 
@@ -85,7 +87,7 @@ export class IdentifierRegistration {
     const changes = { accountId: eligibility.accountId, consent, jobId: options.jobId ?? null, nextAttemptAt: due, attempts: 0, platformCode: null, platformMessage: null, lastError: null };
     const inserted = existing === undefined ? await this.store.insert(key, eligibility.currency, 'REQUESTED', changes) : false;
     if (!inserted) {
-      const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED'], 'REQUESTED', changes);
+      const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED', 'OPT_OUT_FAILED'], 'REQUESTED', changes);
       if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
     }
     if (options.deferPlatform !== true) await this.#sendNow(key, 'REQUESTED');
@@ -116,13 +118,18 @@ export class IdentifierRegistration {
     const existing = await this.store.find(key);
     if (existing === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
     if (existing.state === 'DEREGISTERED' || existing.state === 'OPTING_OUT') return existing;
+    if (existing.state === 'FAILED') {
+      // The platform refused the registration: it holds nothing of ours to remove.
+      const removed = await this.store.transition(key, ['FAILED'], 'DEREGISTERED', { consent, jobId: options.jobId ?? existing.jobId, platformCode: null, platformMessage: null, lastError: null });
+      return removed ?? (await this.store.find(key)) ?? this.#vanished(key);
+    }
     const now = this.clock.now().toISOString();
     // A registration under way (a bulk batch, the recovery pass, another replica) may land at the
     // platform after a removal sent now: the removal waits for it. Its holder sends the removal
     // once its own call is answered (send), or, should it die, the recovery pass once its lease lapses.
     const underWay = existing.leaseUntil > now;
     const due = underWay ? existing.leaseUntil : new Date(this.clock.now().getTime() + (options.deferPlatform === true ? DEFERRED_MS : 0)).toISOString();
-    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: due, attempts: 0, lastError: null });
+    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'OPT_OUT_FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: due, attempts: 0, lastError: null });
     if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
     if (options.deferPlatform !== true && !underWay) await this.#sendNow(key, 'OPTING_OUT');
     return (await this.store.find(key)) ?? this.#vanished(key);
@@ -216,8 +223,10 @@ export class IdentifierRegistration {
     } else if (from === 'REQUESTED') {
       moved = await this.store.transition(record, [from], 'FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
     } else {
-      // A removal the platform refuses leaves the identifier registered there.
-      moved = await this.store.transition(record, [from], 'REGISTERED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+      // The platform not holding the identifier is what the removal asked for; any other refusal
+      // may leave it registered there, which the customer asked not to be: a failure to report.
+      const removed = NOT_HELD_CODES.has(refusal.statusCode);
+      moved = await this.store.transition(record, [from], removed ? 'DEREGISTERED' : 'OPT_OUT_FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message, lastError: null });
     }
     return moved === undefined ? 'left' : 'moved';
   }

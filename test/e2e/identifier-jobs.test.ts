@@ -333,6 +333,29 @@ describe('bulk identifier registration', () => {
 });
 
 describe('bulk identifier opt-out', () => {
+  it('a removal the platform refuses ends its line OPT_OUT_FAILED, a failure for the command line (exit 3); one never registered is removed locally', async () => {
+    h = await startHarness();
+    const consent = { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' };
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000002', { statusCode: '3003', message: 'identifier registered by another FSP' });
+    for (const idValue of ['260971000001', '260971000006']) expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue, consent })).body).toMatchObject({ state: 'REGISTERED' });
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000002', consent })).body).toMatchObject({ state: 'FAILED' });
+    // The platform now refuses to remove 260971000006.
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'not removed' });
+    const file = join(h.dataDir, 'leavers.csv');
+    writeFileSync(file, [HEADER, ...['260971000001', '260971000002', '260971000006'].map((idValue) => `MSISDN,${idValue},,agent,2026-11-20T08:00:00Z,branch`), ''].join('\n'));
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'opt-out', file, '--url', h?.outgoingUrl ?? ''], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: h?.dataDir }, (error, stdout) =>
+        resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout }),
+      );
+    });
+    expect(result.stdout).toMatch(/^job [0-9a-f]{32}: 3 lines: DEREGISTERED 2, OPT_OUT_FAILED 1\n/);
+    expect(result.code).toBe(3);
+    expect(readFileSync(`${file}.report.csv`, 'utf8')).toBe(
+      ['line,idType,idValue,idSubValue,outcome,message', '2,MSISDN,260971000001,,DEREGISTERED,', '3,MSISDN,260971000002,,DEREGISTERED,', '4,MSISDN,260971000006,,OPT_OUT_FAILED,3003 not removed', ''].join('\n'),
+    );
+    expect(h.fakeSwitch.requests.filter((call) => call.method === 'DELETE').map((call) => call.path)).toEqual(['/accounts/MSISDN/260971000001', '/accounts/MSISDN/260971000006']);
+  });
+
   it('holds each identifier for its own DELETE: a batch longer than one lease is never sent twice alongside the recovery pass', async () => {
     const ids = [['ACCOUNT_ID', '1000234567', ''], ['MSISDN', '260971000001', ''], ['MSISDN', '260971000002', ''], ['MSISDN', '260971000006', ''], ['MSISDN', '260971000008', 'savings']] as const;
     const clock = new ManualClock();

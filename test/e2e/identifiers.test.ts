@@ -5,6 +5,8 @@ import { ManualClock, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
 import { request } from 'undici';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /**
  * Individual opt-in and opt-out of customer identifiers through the outgoing server, the
@@ -225,5 +227,109 @@ describe('an opt-out while the identifier\'s registration is on its way', () => 
     // Nothing is left for the next pass.
     harness.clock.advance(120_000);
     expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
+  });
+});
+
+describe('a removal the platform refuses', () => {
+  const body = { idType: 'MSISDN', idValue: '260971000006', consent: CONSENT };
+
+  it('of an identifier whose registration the platform refused: removed from the registry without asking the platform', async () => {
+    h = await startHarness();
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'identifier registered by another FSP' });
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'FAILED', platformError: { statusCode: '3003' } });
+    expect(await h.callOutgoing('POST', '/identifiers/opt-out', body)).toEqual({
+      status: 200,
+      body: { idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW', state: 'DEREGISTERED', updatedAt: '2026-11-23T10:00:00.000Z' },
+    });
+    expect(accountsCalls(h).map((call) => call.method)).toEqual(['POST']);
+    // A later opt-in asks the platform again.
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'FAILED' });
+    expect(accountsCalls(h).map((call) => call.method)).toEqual(['POST', 'POST']);
+  });
+
+  it('per item (HTTP 200): OPT_OUT_FAILED with its code, not retried; a new opt-out asks again, an opt-in registers again', async () => {
+    h = await startHarness();
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'identifier registered by another FSP' });
+    expect(await h.callOutgoing('POST', '/identifiers/opt-out', body)).toEqual({
+      status: 200,
+      body: { idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW', state: 'OPT_OUT_FAILED', platformError: { statusCode: '3003', message: 'identifier registered by another FSP' }, updatedAt: '2026-11-23T10:00:00.000Z' },
+    });
+    h.clock.advance(3_600_000);
+    expect(await h.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
+    expect((await h.callOutgoing('POST', '/identifiers/opt-out', body)).body).toMatchObject({ state: 'OPT_OUT_FAILED' });
+    expect(accountsCalls(h).map((call) => call.method)).toEqual(['POST', 'DELETE', 'DELETE']);
+    // Opting in again is a registration (an update at the platform), not an early answer.
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'FAILED', platformError: { statusCode: '3003' } });
+    expect(accountsCalls(h).map((call) => call.method)).toEqual(['POST', 'DELETE', 'DELETE', 'POST']);
+  });
+
+  describe('as the real switch connector answers it: an HTTP error carrying the platform\'s code', () => {
+    let refusing: Server | undefined;
+    let fake: FakeSwitch | undefined;
+    afterEach(async () => {
+      await h?.close();
+      h = undefined;
+      await fake?.close();
+      fake = undefined;
+      await new Promise<void>((resolve) => (refusing === undefined ? resolve() : refusing.close(() => resolve())));
+      refusing = undefined;
+    });
+
+    /** A registered identifier whose DELETEs are answered, in turn, with `answers` (status, body). */
+    async function refusedRemoval(answers: Array<[number, Record<string, unknown>]>): Promise<{ harness: Harness; deletes: () => number }> {
+      let deletes = 0;
+      refusing = createServer((_request, response) => {
+        const [status, answer] = answers[Math.min(deletes, answers.length - 1)] ?? [500, {}];
+        deletes += 1;
+        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      });
+      const server = refusing;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const removals = new GatedSwitch(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const clock = new ManualClock();
+      fake = await startFakeSwitch({ now: () => clock.now() });
+      const gated = new GatedSwitch(fake.url);
+      gated.removal = (item) => removals.client.deregisterIdentifier(item);
+      h = await startHarness({ clock, fakeSwitch: fake, overrides: { switchConnector: gated } });
+      expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+      return { harness: h, deletes: () => deletes };
+    }
+
+    const error = (statusCode: string, message: string) => ({ message, executionState: { currentState: 'ERROR_OCCURRED' }, statusCode });
+
+    it('500 with 3204 (the platform holds no such identifier): DEREGISTERED, sent once', async () => {
+      const { harness, deletes } = await refusedRemoval([[500, error('3204', 'Got an error response deleting account')]]);
+      expect((await harness.callOutgoing('POST', '/identifiers/opt-out', body)).body).toMatchObject({
+        state: 'DEREGISTERED',
+        platformError: { statusCode: '3204', message: 'HTTP 500, statusCode 3204: Got an error response deleting account' },
+      });
+      harness.clock.advance(3_600_000);
+      expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
+      expect(deletes()).toBe(1);
+    });
+
+    it('500 with another FSPIOP code: OPT_OUT_FAILED, not retried; the switch connector\'s own 500 is an outage, retried', async () => {
+      const { harness, deletes } = await refusedRemoval([
+        [500, error('500', 'socket hang up')],
+        [500, error('3100', 'Got an error response deleting account')],
+      ]);
+      expect(await harness.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 202, body: { state: 'OPTING_OUT', lastError: 'platform refused the call: HTTP 500 HTTP 500, statusCode 500: socket hang up' } });
+      harness.clock.advance(3_600_000);
+      expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 1 });
+      expect((await harness.callOutgoing('GET', '/identifiers/MSISDN/260971000006')).body).toMatchObject({
+        state: 'OPT_OUT_FAILED',
+        platformError: { statusCode: '3100', message: 'HTTP 500, statusCode 3100: Got an error response deleting account' },
+      });
+      harness.clock.advance(3_600_000);
+      expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 0 });
+      expect(deletes()).toBe(2);
+    });
+
+    it('400 (the switch connector refused the request): OPT_OUT_FAILED', async () => {
+      const { harness, deletes } = await refusedRemoval([[400, { statusCode: 400, message: 'request/params/Type must be equal to one of the allowed values' }]]);
+      expect(await harness.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 200, body: { state: 'OPT_OUT_FAILED', platformError: { statusCode: '400' } } });
+      expect(deletes()).toBe(1);
+    });
   });
 });

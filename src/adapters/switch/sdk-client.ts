@@ -63,19 +63,21 @@ export class SdkClient implements SwitchConnector {
   }
 
   async registerIdentifiers(items: readonly PlatformIdentifier[]): Promise<PlatformAnswer> {
-    return this.platform('POST', '/accounts', items);
+    return this.platform('POST', '/accounts', items, items);
   }
 
   async deregisterIdentifier(item: Omit<PlatformIdentifier, 'currency'>): Promise<PlatformAnswer> {
     const path = ['', 'accounts', item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(encodeURIComponent).join('/');
-    return this.platform('DELETE', path, undefined);
+    return this.platform('DELETE', path, undefined, [item]);
   }
 
   /**
    * Identifier registration and removal: 200 even when items failed (each in response[i].error,
-   * kept by key); 504 means the platform did not answer in time, like a transport timeout.
+   * kept by key); 504 means the platform did not answer in time, like a transport timeout. A
+   * refusal of the whole call is the platform's decision on each of its `items` (see
+   * platformRefusedCall); any other error is an outage, retried.
    */
-  private async platform(method: 'POST' | 'DELETE', path: string, body: unknown): Promise<PlatformAnswer> {
+  private async platform(method: 'POST' | 'DELETE', path: string, body: unknown, items: ReadonlyArray<Omit<PlatformIdentifier, 'currency'>>): Promise<PlatformAnswer> {
     let response: SdkResponse;
     try {
       response = await this.call(method, path, body, this.options.timeoutMs);
@@ -85,6 +87,10 @@ export class SdkClient implements SwitchConnector {
       throw error;
     }
     if (response.status === 504) return { outcome: 'unknown', reason: sdkErrorDetail(response) };
+    if (platformRefusedCall(response)) {
+      const refusal = { statusCode: errorStatusCode(response.body), message: sdkErrorDetail(response) };
+      return { outcome: 'answered', refusals: new Map(items.map((item) => [platformKey(item), refusal])) };
+    }
     if (response.status < 200 || response.status >= 300) return { outcome: 'failed', httpStatus: response.status, message: sdkErrorDetail(response) };
     return { outcome: 'answered', refusals: platformRefusals(response.body) };
   }
@@ -265,6 +271,20 @@ function describe(error: unknown): string {
 function errorCode(error: unknown): string | undefined {
   if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
   return undefined;
+}
+
+/**
+ * Whether an error answer to POST /accounts or DELETE /accounts/... is a decision, not an outage:
+ * a 4xx (the switch connector refused the request: a repeat is refused the same way), or a 5xx
+ * carrying an FSPIOP client, payer or payee error (3xxx, 4xxx, 5xxx). The switch connector
+ * answers the platform's error callback with HTTP 500 and the platform's code as statusCode (its
+ * AccountsModel rejects with the callback's errorInformation, handleError puts its errorCode in the
+ * body): "3204" for an identifier the platform does not hold. A 408, a 429, and a 5xx without such
+ * a code (its own "500", 2xxx server errors) are outages, retried.
+ */
+function platformRefusedCall(response: SdkResponse): boolean {
+  if (response.status >= 400 && response.status < 500) return response.status !== 408 && response.status !== 429;
+  return response.status >= 500 && /^[345][0-9]{3}$/.test(errorStatusCode(response.body));
 }
 
 /** Every per-item error of a registration or removal answer, by `Type/ID[/SubId]`. */
