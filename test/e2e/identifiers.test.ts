@@ -7,6 +7,7 @@ import { startHarness, type Harness } from '../support/sandbox-harness.js';
 import { request } from 'undici';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
 
 /**
  * Individual opt-in and opt-out of customer identifiers through the outgoing server, the
@@ -331,5 +332,31 @@ describe('a removal the platform refuses', () => {
       expect(await harness.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 200, body: { state: 'OPT_OUT_FAILED', platformError: { statusCode: '400' } } });
       expect(deletes()).toBe(1);
     });
+  });
+});
+
+describe('free-format identifiers that are dot segments', () => {
+  /** An institution that knows every identifier as an active customer's who consented. */
+  function everyoneEligible(inner: CoreBanking): CoreBanking {
+    return new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'identifierEligibility') return async () => ({ accountId: 'zm-acc-0001', currency: 'ZMW', status: 'active', consent: 'given' });
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  it('an ALIAS "." or ".." (value or sub-value) is removed by its own path, its dots encoded', async () => {
+    h = await startHarness({ overrides: { wrapCoreBanking: everyoneEligible } });
+    const bodies = [
+      { idType: 'ALIAS', idValue: 'shop', idSubValue: '.', consent: CONSENT },
+      { idType: 'ALIAS', idValue: '..', consent: CONSENT },
+    ];
+    for (const body of bodies) expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['ALIAS/shop/.', 'ALIAS/..']);
+    for (const body of bodies) expect((await h.callOutgoing('POST', '/identifiers/opt-out', body)).body).toMatchObject({ state: 'DEREGISTERED' });
+    expect(accountsCalls(h).filter((call) => call.method === 'DELETE').map((call) => call.path)).toEqual(['/accounts/ALIAS/shop/%2E', '/accounts/ALIAS/%2E%2E']);
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual([]);
   });
 });

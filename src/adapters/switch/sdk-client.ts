@@ -1,4 +1,4 @@
-import { Agent, request, errors as undiciErrors } from 'undici';
+import { Agent, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../domain/errors.js';
 import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from '../../ports/outgoing-switch.js';
 import { platformKey, type PlatformAnswer, type PlatformIdentifier, type SwitchConnector, type SwitchTransferStatus } from '../../ports/switch-connector.js';
@@ -32,8 +32,10 @@ export interface SdkResponse {
  */
 export class SdkClient implements SwitchConnector {
   readonly #agent: Agent;
+  readonly #base: URL;
 
   constructor(private readonly options: SdkClientOptions) {
+    this.#base = new URL(options.baseUrl);
     this.#agent = new Agent({
       connections: options.connections ?? 64,
       connectTimeout: Math.min(options.timeoutMs, 10_000),
@@ -67,7 +69,7 @@ export class SdkClient implements SwitchConnector {
   }
 
   async deregisterIdentifier(item: Omit<PlatformIdentifier, 'currency'>): Promise<PlatformAnswer> {
-    const path = ['', 'accounts', item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(encodeURIComponent).join('/');
+    const path = ['', 'accounts', ...[item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(pathSegment)].join('/');
     return this.platform('DELETE', path, undefined, [item]);
   }
 
@@ -125,9 +127,11 @@ export class SdkClient implements SwitchConnector {
     // Outside the try: a body that cannot be serialised is our bug, not a transport failure.
     const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
-      const response = await request(`${this.options.baseUrl}${path}`, {
+      // The path goes to the dispatcher as written: a URL would remove its dot segments ("%2E" too).
+      const response = await this.#agent.request({
+        origin: this.#base.origin,
+        path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`,
         method,
-        dispatcher: this.#agent,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -213,6 +217,15 @@ function hubHasNoSuchTransfer(body: unknown): boolean {
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */
 export function sdkError(response: SdkResponse): ConnectorError {
   return new ConnectorError('SdkClientError', sdkErrorDetail(response));
+}
+
+/**
+ * One path segment, percent-encoded. A free-format value "." or ".." is a dot segment, which the
+ * HTTP client removes from the path (RFC 3986, 5.2.4): DELETE /accounts/ALIAS/shop/. went out as
+ * /accounts/ALIAS/shop/, so such an identifier could never be removed. Its dots are encoded.
+ */
+function pathSegment(value: string): string {
+  return value === '.' || value === '..' ? value.replaceAll('.', '%2E') : encodeURIComponent(value);
 }
 
 /** "HTTP 500, statusCode 5000: message", for error messages and logs. */
