@@ -79,6 +79,10 @@ export class IdentifierRegistration {
     if (warning !== undefined) this.logger.warn({ idType: key.idType }, `identifier registration: ${warning}`);
     const existing = await this.store.find(key);
     if (existing?.state === 'REGISTERED' || existing?.state === 'REQUESTED') return existing;
+    // An opt-in now would be lost: the removal on its way settles the identifier DEREGISTERED.
+    if (existing?.state === 'OPTING_OUT') {
+      throw new ConnectorError('IdentifierOptOutPending', 'opt in again once the platform has confirmed its removal (DEREGISTERED)');
+    }
     const eligibility = await this.#eligibility(key);
     if (eligibility.status !== 'active') throw new ConnectorError('PayerRejected', `the account is ${eligibility.status}: only active accounts are registered`);
     if (eligibility.consent !== 'given') throw new ConnectorError('PayerRejected', 'the customer has not consented to the registration');

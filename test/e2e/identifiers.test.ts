@@ -360,3 +360,24 @@ describe('free-format identifiers that are dot segments', () => {
     expect([...h.fakeSwitch.registeredIdentifiers]).toEqual([]);
   });
 });
+
+describe('an opt-in while the identifier\'s opt-out awaits the platform', () => {
+  it('is refused 409, nothing recorded; once the removal settles, an opt-in registers again', async () => {
+    h = await startHarness();
+    const body = { idType: 'MSISDN', idValue: '260971000001', consent: CONSENT };
+    expect((await h.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+    h.fakeSwitch.failAccounts(504, 1);
+    expect(await h.callOutgoing('POST', '/identifiers/opt-out', body)).toMatchObject({ status: 202, body: { state: 'OPTING_OUT' } });
+    const again = { ...body, consent: { ...CONSENT, at: '2026-11-23T10:00:30.000Z' } };
+    expect(await h.callOutgoing('POST', '/identifiers', again)).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Opt-out awaiting the platform: opt in again once the platform has confirmed its removal (DEREGISTERED)' },
+    });
+    h.clock.advance(60_000);
+    expect(await h.app.identifiers.runOnce(60_000)).toEqual({ claimed: 1 });
+    expect((await h.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'DEREGISTERED' });
+    expect(await h.callOutgoing('POST', '/identifiers', again)).toMatchObject({ status: 200, body: { state: 'REGISTERED' } });
+    expect(accountsCalls(h).map((call) => call.method)).toEqual(['POST', 'DELETE', 'DELETE', 'POST']);
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['MSISDN/260971000001']);
+  });
+});
