@@ -150,7 +150,14 @@ function lineOf(line: number, input: string, record: Record<string, unknown>): F
   if (idType === undefined || idValue === undefined) return { line, input, problem: 'needs idType and idValue' };
   if (by === undefined || at === undefined || channel === undefined || Number.isNaN(Date.parse(at))) return { line, input, problem: 'needs the consent: by, at (ISO 8601) and channel' };
   const idSubValue = text('idSubValue');
+  // PostgreSQL stores no NUL in text: one such line made the whole upload fail there.
+  if ([idType, idValue, idSubValue, by, at, channel].some((value) => value?.includes('\u0000') === true)) return { line, input, problem: 'holds a NUL character' };
   return { line, input, fields: { idType, idValue, ...(idSubValue === undefined ? {} : { idSubValue }), consent: { by, at, channel } } };
+}
+
+/** A line kept as read, its NUL characters written as the text \u0000 (PostgreSQL stores no NUL). */
+function storedInput(input: string): string {
+  return input.slice(0, 2000).replaceAll('\u0000', '\\u0000');
 }
 
 export interface JobView {
@@ -215,7 +222,7 @@ export class IdentifierJobs {
               job_id: jobId,
               line: line.line,
               // A readable line is kept as the fields read from it, so that it reads the same after a restart.
-              input: line.fields === undefined ? line.input.slice(0, 2000) : JSON.stringify(line.fields),
+              input: line.fields === undefined ? storedInput(line.input) : JSON.stringify(line.fields),
               outcome: line.problem === undefined ? 'PENDING' : 'INVALID',
               id_type: line.fields?.idType.slice(0, 16) ?? null,
               id_value: line.fields?.idValue.slice(0, 128) ?? null,

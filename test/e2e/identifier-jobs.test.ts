@@ -399,3 +399,44 @@ describe('bulk identifier opt-out', () => {
     }
   });
 });
+
+describe('bulk upload input with a NUL character', () => {
+  const consent = { by: 'agent', at: '2026-11-20T08:00:00Z', channel: 'branch' };
+  const jsonl = [JSON.stringify({ idType: 'MSISDN', idValue: '260971000001', consent }), JSON.stringify({ idType: 'ALIAS', idValue: 'bad\u0000alias', consent }), ''].join('\n');
+  const csv = [HEADER, 'MSISDN,260971000002,,agent,2026-11-20T08:00:00Z,branch', 'ALIAS,bad\u0000alias,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n');
+
+  async function uploadBoth(harness: Harness): Promise<void> {
+    const fromJson = await upload(harness, jsonl, 'application/x-ndjson');
+    expect(fromJson.status).toBe(202);
+    const fromCsv = await upload(harness, csv);
+    expect(fromCsv.status).toBe(202);
+    expect(await done(harness, String(fromJson.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
+    expect(await done(harness, String(fromCsv.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
+    const lines = async (jobId: unknown) => ((await harness.callOutgoing('GET', `/identifiers/jobs/${String(jobId)}/lines`)).body as { lines: unknown[] }).lines;
+    expect(await lines(fromJson.body['jobId'])).toEqual([
+      { line: 1, idType: 'MSISDN', idValue: '260971000001', idSubValue: null, outcome: 'REGISTERED', message: null },
+      { line: 2, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'holds a NUL character' },
+    ]);
+    expect(await lines(fromCsv.body['jobId'])).toEqual([
+      { line: 2, idType: 'MSISDN', idValue: '260971000002', idSubValue: null, outcome: 'REGISTERED', message: null },
+      { line: 3, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'holds a NUL character' },
+    ]);
+  }
+
+  it('makes its line INVALID, on SQLite', async () => {
+    h = await startHarness();
+    await uploadBoth(h);
+  });
+
+  it('makes its line INVALID, on PostgreSQL too (the whole upload was a 500 there)', async () => {
+    const database = await createTestDatabase();
+    try {
+      h = await startHarness({ env: { DATABASE_URL: database.url } });
+      await uploadBoth(h);
+      await h.close();
+      h = undefined;
+    } finally {
+      await database.drop();
+    }
+  });
+});
