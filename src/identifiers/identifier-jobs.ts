@@ -300,8 +300,10 @@ export class IdentifierJobs {
       const record = action === 'register' ? await this.registration.register(fields, fields.consent, options) : await this.registration.deregister(fields, fields.consent, options);
       await this.#setLine(jobId, row.line, 'ACCEPTED', null, record);
     } catch (error) {
-      // An outage stops the job here; the next pass resumes it from its pending lines.
-      if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
+      // An outage, a store that failed (a dropped connection, a busy database) or a bug stops the
+      // job here, the line still pending; the next pass resumes it. Only the connector's own
+      // decisions on the line are its outcome: a store error had made it REFUSED for good.
+      if (!isConnectorError(error) || error.category === 'unavailable' || error.category === 'timeout' || error.category === 'internal') throw error;
       const outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
       await this.#setLine(jobId, row.line, outcome, (error instanceof Error ? error.message : String(error)).slice(0, 256));
     }

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { sql } from 'kysely';
 import type { AnySchema } from '../../src/adapters/store/sql-database.js';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
-import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
+import { auditSubjectId, IdentifierStore } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { startFakeSwitch } from '../support/fake-switch.js';
@@ -437,6 +437,41 @@ describe('bulk upload input with a NUL character', () => {
       h = undefined;
     } finally {
       await database.drop();
+    }
+  });
+});
+
+describe('a store error while a bulk line is processed', () => {
+  it('leaves the line pending and stops the job, which the next pass resumes: the line is never REFUSED for it', async () => {
+    h = await startHarness();
+    const harness = h;
+    // One read of the registry fails, as a dropped PostgreSQL connection or a busy SQLite does,
+    // right after the line's REQUESTED row was written.
+    const find = IdentifierStore.prototype.find;
+    let failures = 0;
+    const spy = vi.spyOn(IdentifierStore.prototype, 'find').mockImplementation(async function (this: IdentifierStore, key) {
+      const found = await find.call(this, key);
+      if (key.idValue === '260971000002' && found !== undefined && failures === 0) {
+        failures += 1;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return found;
+    });
+    try {
+      const file = [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', 'MSISDN,260971000002,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n');
+      const jobId = String((await upload(harness, file)).body['jobId']);
+      await harness.app.identifierJobs.idle();
+      const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+      // Stopped before its batch was sent: the first line's identifier waits, the second line is pending.
+      expect(await lines()).toEqual(['REQUESTED', 'PENDING']);
+      expect(failures).toBe(1);
+      expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+      expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
+      const report = await request(`${harness.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+      expect(await report.body.text()).toBe(['line,idType,idValue,idSubValue,outcome,message', '2,MSISDN,260971000001,,REGISTERED,', '3,MSISDN,260971000002,,REGISTERED,', ''].join('\n'));
+      expect([...harness.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000001', 'MSISDN/260971000002']);
+    } finally {
+      spy.mockRestore();
     }
   });
 });
