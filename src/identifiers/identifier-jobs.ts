@@ -279,10 +279,27 @@ export class IdentifierJobs {
     // Done once the platform answered every identifier; until then the next pass resumes the job
     // (a batch still leased by a process that died, a retry after an outage).
     if ((await this.store.waitingInJob(jobId)) > 0) return;
+    if ((await this.#waitingElsewhere(jobId)) > 0) return;
     await this.database.transaction<Schema, void>(async (trx) => {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });
     this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  /**
+   * How many of the job's accepted lines name an identifier still waiting for the platform under
+   * another request (an individual opt-in whose call went unanswered, another job): its line found
+   * it REQUESTED or OPTING_OUT and left it to that request, whose job id it keeps, so the count by
+   * job id misses it and the job was DONE with the identifier still waiting. This reads every line
+   * of the job, so it runs only once the count by job id has come to nothing.
+   */
+  async #waitingElsewhere(jobId: string): Promise<number> {
+    const row = await this.#joined(jobId)
+      .select((eb) => eb.fn.countAll<string | number>().as('count'))
+      .where('l.outcome', '=', 'ACCEPTED')
+      .where('r.state', 'in', ['REQUESTED', 'OPTING_OUT'])
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
   }
 
   /** The first `limit` of the job's lines not processed yet, in line order. */

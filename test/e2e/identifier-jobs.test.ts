@@ -475,3 +475,24 @@ describe('a store error while a bulk line is processed', () => {
     }
   });
 });
+
+describe('a job naming an identifier that waits for the platform under another request', () => {
+  it('stays RUNNING until the platform has answered for it, then is DONE', async () => {
+    h = await startHarness();
+    const harness = h;
+    harness.fakeSwitch.failAccounts(504, 1);
+    const single = await harness.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000001', consent: { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' } });
+    expect(single).toMatchObject({ status: 202, body: { state: 'REQUESTED' } });
+    const jobId = String((await upload(harness, [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n'))).body['jobId']);
+    await harness.app.identifierJobs.idle();
+    const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+    expect(await lines()).toEqual(['REQUESTED']);
+    expect((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toMatchObject({ state: 'RUNNING' });
+    // The recovery pass retries the single request's registration; the job's next pass finds it answered.
+    harness.clock.advance(1_000);
+    expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 1 });
+    expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', total: 1, processed: 1, outcomes: { REGISTERED: 1 } });
+    expect(accountsPosts(harness)).toHaveLength(2);
+  });
+});
