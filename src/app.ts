@@ -194,6 +194,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     baseBackoffMs: config.recovery.baseBackoffMs,
     maxBackoffMs: config.recovery.maxBackoffMs,
     batchSize: config.identifierBatchSize,
+    leaseMs: config.sdkTimeoutMs + 5000,
   });
   const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger, config.sdkTimeoutMs + 5000);
   const outgoingLoop = new RecoveryLoop(

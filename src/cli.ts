@@ -98,7 +98,7 @@ async function main(args: string[]): Promise<number> {
     .map(([outcome, count]) => `${outcome} ${count}`)
     .join(', ');
   process.stdout.write(`job ${job.jobId}: ${view.total} lines: ${summary}\nreport: ${report}\n`);
-  const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0);
+  const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0) + (view.outcomes['OPT_OUT_FAILED'] ?? 0);
   return failed === 0 ? 0 : 3;
 }
 

@@ -51,6 +51,7 @@ export const ERROR_CATALOGUE = {
   PayerInsufficientFunds: { code: '4001', category: 'rejected', text: 'Payer insufficient funds' },
   PaymentStateConflict: { code: '3106', category: 'conflict', text: 'Payment is in another state' },
   OperatorActionRefused: { code: '3106', category: 'conflict', text: 'Operator action refused' },
+  IdentifierOptOutPending: { code: '3106', category: 'conflict', text: 'Opt-out awaiting the platform' },
   // Declines the switch connector relays from the hub or the payee FSP (src/domain/switch-declines.ts).
   PayeeFspNotFound: { code: '3203', category: 'not-found', text: 'Payee FSP not found' },
   SwitchRefusedRequest: { code: '3100', category: 'invalid', text: 'The scheme refused the request as invalid' },

@@ -150,7 +150,14 @@ function lineOf(line: number, input: string, record: Record<string, unknown>): F
   if (idType === undefined || idValue === undefined) return { line, input, problem: 'needs idType and idValue' };
   if (by === undefined || at === undefined || channel === undefined || Number.isNaN(Date.parse(at))) return { line, input, problem: 'needs the consent: by, at (ISO 8601) and channel' };
   const idSubValue = text('idSubValue');
+  // PostgreSQL stores no NUL in text: one such line made the whole upload fail there.
+  if ([idType, idValue, idSubValue, by, at, channel].some((value) => value?.includes('\u0000') === true)) return { line, input, problem: 'holds a NUL character' };
   return { line, input, fields: { idType, idValue, ...(idSubValue === undefined ? {} : { idSubValue }), consent: { by, at, channel } } };
+}
+
+/** A line kept as read, its NUL characters written as the text \u0000 (PostgreSQL stores no NUL). */
+function storedInput(input: string): string {
+  return input.slice(0, 2000).replaceAll('\u0000', '\\u0000');
 }
 
 export interface JobView {
@@ -215,7 +222,7 @@ export class IdentifierJobs {
               job_id: jobId,
               line: line.line,
               // A readable line is kept as the fields read from it, so that it reads the same after a restart.
-              input: line.fields === undefined ? line.input.slice(0, 2000) : JSON.stringify(line.fields),
+              input: line.fields === undefined ? storedInput(line.input) : JSON.stringify(line.fields),
               outcome: line.problem === undefined ? 'PENDING' : 'INVALID',
               id_type: line.fields?.idType.slice(0, 16) ?? null,
               id_value: line.fields?.idValue.slice(0, 128) ?? null,
@@ -272,10 +279,27 @@ export class IdentifierJobs {
     // Done once the platform answered every identifier; until then the next pass resumes the job
     // (a batch still leased by a process that died, a retry after an outage).
     if ((await this.store.waitingInJob(jobId)) > 0) return;
+    if ((await this.#waitingElsewhere(jobId)) > 0) return;
     await this.database.transaction<Schema, void>(async (trx) => {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });
     this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  /**
+   * How many of the job's accepted lines name an identifier still waiting for the platform under
+   * another request (an individual opt-in whose call went unanswered, another job): its line found
+   * it REQUESTED or OPTING_OUT and left it to that request, whose job id it keeps, so the count by
+   * job id misses it and the job was DONE with the identifier still waiting. This reads every line
+   * of the job, so it runs only once the count by job id has come to nothing.
+   */
+  async #waitingElsewhere(jobId: string): Promise<number> {
+    const row = await this.#joined(jobId)
+      .select((eb) => eb.fn.countAll<string | number>().as('count'))
+      .where('l.outcome', '=', 'ACCEPTED')
+      .where('r.state', 'in', ['REQUESTED', 'OPTING_OUT'])
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
   }
 
   /** The first `limit` of the job's lines not processed yet, in line order. */
@@ -293,8 +317,10 @@ export class IdentifierJobs {
       const record = action === 'register' ? await this.registration.register(fields, fields.consent, options) : await this.registration.deregister(fields, fields.consent, options);
       await this.#setLine(jobId, row.line, 'ACCEPTED', null, record);
     } catch (error) {
-      // An outage stops the job here; the next pass resumes it from its pending lines.
-      if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
+      // An outage, a store that failed (a dropped connection, a busy database) or a bug stops the
+      // job here, the line still pending; the next pass resumes it. Only the connector's own
+      // decisions on the line are its outcome: a store error had made it REFUSED for good.
+      if (!isConnectorError(error) || error.category === 'unavailable' || error.category === 'timeout' || error.category === 'internal') throw error;
       const outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
       await this.#setLine(jobId, row.line, outcome, (error instanceof Error ? error.message : String(error)).slice(0, 256));
     }

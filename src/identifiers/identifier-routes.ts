@@ -56,7 +56,7 @@ export function identifierView(record: IdentifierRecord): Record<string, unknown
   };
 }
 
-/** 200 once the platform has decided (REGISTERED, FAILED, DEREGISTERED), 202 while it is pending. */
+/** 200 once the platform has decided (REGISTERED, FAILED, DEREGISTERED, OPT_OUT_FAILED), 202 while it is pending. */
 function answer(reply: FastifyReply, record: IdentifierRecord): FastifyReply {
   const pending = record.state === 'REQUESTED' || record.state === 'OPTING_OUT';
   return reply.status(pending ? 202 : 200).send(identifierView(record));

@@ -9,7 +9,9 @@ import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 /**
  * The registry of the institution's customer identifiers and where each stands with the
  * platform: REQUESTED (opt-in asked, not confirmed by the platform yet), REGISTERED, FAILED
- * (the platform refused, with its code), OPTING_OUT (opt-out asked), DEREGISTERED. One row per
+ * (the platform refused the registration, with its code), OPTING_OUT (opt-out asked),
+ * DEREGISTERED, OPT_OUT_FAILED (the platform refused the removal, with its code: it may still
+ * hold the identifier). One row per
  * identifier (type, value, sub-value): a repeat is the same identifier, never a second one.
  * Every change of state is a compare-and-set, so a batch cut off mid-way resumes without
  * registering or removing anything twice.
@@ -91,7 +93,7 @@ export const identifierMigrations: readonly Migration[] = [
   },
 ];
 
-export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED';
+export type RegistrationState = 'REQUESTED' | 'REGISTERED' | 'FAILED' | 'OPTING_OUT' | 'DEREGISTERED' | 'OPT_OUT_FAILED';
 
 export interface IdentifierKey {
   readonly idType: PartyIdType;
@@ -109,7 +111,7 @@ export interface Consent {
 }
 
 /** An identifier claimed for its platform call, with the lease its claim wrote. */
-export type ClaimedIdentifier = IdentifierRecord & { readonly leaseUntil: string };
+export type ClaimedIdentifier = IdentifierRecord;
 
 export interface IdentifierRecord extends IdentifierKey {
   readonly currency: string;
@@ -124,6 +126,8 @@ export interface IdentifierRecord extends IdentifierKey {
   readonly lastError: string | null;
   readonly jobId: string | null;
   readonly updatedAt: string;
+  /** Until when a worker holds the identifier for its platform call (in the past when nobody does). */
+  readonly leaseUntil: string;
 }
 
 interface Row {
@@ -229,8 +233,8 @@ export class IdentifierStore {
     return row === undefined ? undefined : recordOf(row);
   }
 
-  /** Records an attempt that failed without changing the state. */
-  async note(key: IdentifierKey, state: RegistrationState, changes: RegistryChanges): Promise<void> {
+  /** Records an attempt that failed without changing the state; false when the identifier was no longer in `state`. */
+  async note(key: IdentifierKey, state: RegistrationState, changes: RegistryChanges): Promise<boolean> {
     const now = this.now().toISOString();
     const write = this.#db()
       .updateTable('identifier_registry')
@@ -238,7 +242,7 @@ export class IdentifierStore {
       .where((eb) => eb.and(keyColumns(key)))
       .where('state', '=', state)
       .returningAll();
-    await auditedWrite(this.database, audit(key, write, 'attempt', state, changes, now));
+    return (await auditedWrite(this.database, audit(key, write, 'attempt', state, changes, now))) !== undefined;
   }
 
   /**
@@ -275,7 +279,7 @@ export class IdentifierStore {
           .returningAll()
           .execute();
         rows.sort((a, b) => compareKeys(a, b));
-        for (const row of rows) claimed.push({ ...recordOf(row), leaseUntil: until });
+        for (const row of rows) claimed.push(recordOf(row));
       }
       return claimed;
     });
@@ -334,7 +338,29 @@ export class IdentifierStore {
           .execute();
         claimed.push(...rows);
       }
-      return claimed.sort(compareDue).map((row) => ({ ...recordOf(row), leaseUntil: until }));
+      return claimed.sort(compareDue).map(recordOf);
+    });
+  }
+
+  /**
+   * Holds one identifier in `state` for its platform call for `leaseMs`: when nobody holds it, or
+   * when the lease is still `held` (the caller's own, renewed). Undefined when another worker
+   * holds it or it left `state`: the call is then theirs to make.
+   */
+  async lease(key: IdentifierKey, state: RegistrationState, leaseMs: number, held?: string): Promise<ClaimedIdentifier | undefined> {
+    const now = this.now();
+    const nowText = now.toISOString();
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    return this.database.transaction<Schema, ClaimedIdentifier | undefined>(async (trx) => {
+      const row = await trx
+        .updateTable('identifier_registry')
+        .set({ lease_until: until })
+        .where((eb) => eb.and(keyColumns(key)))
+        .where('state', '=', state)
+        .where((eb) => (held === undefined ? eb('lease_until', '<=', nowText) : eb.or([eb('lease_until', '<=', nowText), eb('lease_until', '=', held)])))
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : recordOf(row);
     });
   }
 
@@ -441,7 +467,7 @@ function columns(changes: RegistryChanges): Partial<Row> {
   };
 }
 
-const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED'];
+const STATES: readonly RegistrationState[] = ['REQUESTED', 'REGISTERED', 'FAILED', 'OPTING_OUT', 'DEREGISTERED', 'OPT_OUT_FAILED'];
 
 function recordOf(row: Row): IdentifierRecord {
   const state = STATES.find((candidate) => candidate === row.state);
@@ -461,5 +487,6 @@ function recordOf(row: Row): IdentifierRecord {
     lastError: row.last_error,
     jobId: row.job_id,
     updatedAt: row.updated_at,
+    leaseUntil: row.lease_until,
   };
 }

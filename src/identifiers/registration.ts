@@ -12,6 +12,8 @@ import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
 const DEFERRED_MS = 300_000;
+/** FSPIOP codes by which the platform refuses a removal because it holds no such identifier (generic ID not found, party not found). */
+const NOT_HELD_CODES: ReadonlySet<string> = new Set(['3200', '3204']);
 /** Identifiers of one batch settled (or their leases released) at once: their writes commit in groups. */
 const SETTLE_CONCURRENCY = 32;
 
@@ -22,6 +24,8 @@ export interface RegistrationSettings {
   readonly maxBackoffMs: number;
   /** At most this many identifiers per POST /accounts, per currency (the switch connector's own batch limit). */
   readonly batchSize: number;
+  /** How long one request's own platform call holds its identifier (the switch call's timeout and a margin). */
+  readonly leaseMs: number;
 }
 
 /** An identifier as a caller names it, before its type's rule is applied. */
@@ -75,6 +79,10 @@ export class IdentifierRegistration {
     if (warning !== undefined) this.logger.warn({ idType: key.idType }, `identifier registration: ${warning}`);
     const existing = await this.store.find(key);
     if (existing?.state === 'REGISTERED' || existing?.state === 'REQUESTED') return existing;
+    // An opt-in now would be lost: the removal on its way settles the identifier DEREGISTERED.
+    if (existing?.state === 'OPTING_OUT') {
+      throw new ConnectorError('IdentifierOptOutPending', 'opt in again once the platform has confirmed its removal (DEREGISTERED)');
+    }
     const eligibility = await this.#eligibility(key);
     if (eligibility.status !== 'active') throw new ConnectorError('PayerRejected', `the account is ${eligibility.status}: only active accounts are registered`);
     if (eligibility.consent !== 'given') throw new ConnectorError('PayerRejected', 'the customer has not consented to the registration');
@@ -83,12 +91,25 @@ export class IdentifierRegistration {
     const changes = { accountId: eligibility.accountId, consent, jobId: options.jobId ?? null, nextAttemptAt: due, attempts: 0, platformCode: null, platformMessage: null, lastError: null };
     const inserted = existing === undefined ? await this.store.insert(key, eligibility.currency, 'REQUESTED', changes) : false;
     if (!inserted) {
-      const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED'], 'REQUESTED', changes);
+      const moved = await this.store.transition(key, ['FAILED', 'DEREGISTERED', 'OPT_OUT_FAILED'], 'REQUESTED', changes);
       if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
     }
-    if (options.deferPlatform === true) return (await this.store.find(key)) ?? this.#vanished(key);
-    await this.send([(await this.store.find(key)) ?? this.#vanished(key)]);
+    if (options.deferPlatform !== true) await this.#sendNow(key, 'REQUESTED');
     return (await this.store.find(key)) ?? this.#vanished(key);
+  }
+
+  /**
+   * Sends one identifier's call at once, holding it meanwhile: a worker that holds it already
+   * (a bulk batch, the recovery pass, another replica) makes the call instead.
+   */
+  async #sendNow(key: IdentifierKey, state: 'REQUESTED' | 'OPTING_OUT'): Promise<void> {
+    const held = await this.store.lease(key, state, this.settings.leaseMs);
+    if (held === undefined) return;
+    try {
+      await this.send([held], this.settings.leaseMs);
+    } finally {
+      await this.store.releaseLease(held);
+    }
   }
 
   /** Opt-out: records it, then asks the platform to remove the identifier. */
@@ -101,10 +122,20 @@ export class IdentifierRegistration {
     const existing = await this.store.find(key);
     if (existing === undefined) throw new ConnectorError('PartyNotFound', 'this identifier is not in the registry');
     if (existing.state === 'DEREGISTERED' || existing.state === 'OPTING_OUT') return existing;
-    const due = new Date(this.clock.now().getTime() + (options.deferPlatform === true ? DEFERRED_MS : 0)).toISOString();
-    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: due, attempts: 0, lastError: null });
+    if (existing.state === 'FAILED') {
+      // The platform refused the registration: it holds nothing of ours to remove.
+      const removed = await this.store.transition(key, ['FAILED'], 'DEREGISTERED', { consent, jobId: options.jobId ?? existing.jobId, platformCode: null, platformMessage: null, lastError: null });
+      return removed ?? (await this.store.find(key)) ?? this.#vanished(key);
+    }
+    const now = this.clock.now().toISOString();
+    // A registration under way (a bulk batch, the recovery pass, another replica) may land at the
+    // platform after a removal sent now: the removal waits for it. Its holder sends the removal
+    // once its own call is answered (send), or, should it die, the recovery pass once its lease lapses.
+    const underWay = existing.leaseUntil > now;
+    const due = underWay ? existing.leaseUntil : new Date(this.clock.now().getTime() + (options.deferPlatform === true ? DEFERRED_MS : 0)).toISOString();
+    const moved = await this.store.transition(key, ['REGISTERED', 'REQUESTED', 'OPT_OUT_FAILED'], 'OPTING_OUT', { consent, jobId: options.jobId ?? existing.jobId, nextAttemptAt: due, attempts: 0, lastError: null });
     if (moved === undefined) return (await this.store.find(key)) ?? this.#vanished(key);
-    if (options.deferPlatform !== true) await this.send([moved]);
+    if (options.deferPlatform !== true && !underWay) await this.#sendNow(key, 'OPTING_OUT');
     return (await this.store.find(key)) ?? this.#vanished(key);
   }
 
@@ -116,18 +147,19 @@ export class IdentifierRegistration {
   }
 
   /**
-   * Sends the platform what `records` ask for: registrations in batches of at most batchSize per
-   * currency, removals one by one. Each answer moves each record once (compare-and-set); an
-   * outage or an unknown outcome leaves them for a later attempt (a repeated registration is an
-   * update at the platform, a repeated removal a no-op).
+   * Sends the platform what `records` (held by the caller until their `leaseUntil`) ask for:
+   * registrations in batches of at most batchSize per currency, removals one by one, each removal's
+   * hold renewed for `leaseMs` just before it is sent (a batch of removals takes longer than one
+   * lease; one whose hold another worker took meanwhile is left to it). Each answer moves each
+   * record once (compare-and-set); an outage or an unknown outcome leaves them for a later attempt
+   * (a repeated registration is an update at the platform, a repeated removal a no-op). A
+   * registration answered after its identifier was opted out is removed again at once.
    */
-  async send(records: readonly IdentifierRecord[]): Promise<number> {
+  async send(records: readonly ClaimedIdentifier[], leaseMs: number): Promise<number> {
     let moved = 0;
-    const settle = async (record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<void> => {
-      if (await this.#settle(record, answer, from, to)) moved += 1;
-    };
+    const removals = records.filter((candidate) => candidate.state === 'OPTING_OUT');
     const registrations = records.filter((record) => record.state === 'REQUESTED');
-    const byCurrency = new Map<string, IdentifierRecord[]>();
+    const byCurrency = new Map<string, ClaimedIdentifier[]>();
     for (const record of registrations) {
       const group = byCurrency.get(record.currency);
       if (group === undefined) byCurrency.set(record.currency, [record]);
@@ -138,25 +170,55 @@ export class IdentifierRegistration {
         const batch = group.slice(start, start + this.settings.batchSize);
         const answer = await this.#platformCall('registerIdentifiers')(batch.map((record) => ({ ...keyOf(record), currency: record.currency })));
         // Each identifier's own compare-and-set, several in flight so that they commit in groups.
-        await forEachConcurrently(batch, SETTLE_CONCURRENCY, (record) => settle(record, answer, 'REQUESTED', 'REGISTERED'));
+        await forEachConcurrently(batch, SETTLE_CONCURRENCY, async (record) => {
+          const settled = await this.#settle(record, answer, 'REQUESTED', 'REGISTERED');
+          if (settled === 'moved') moved += 1;
+          if (settled !== 'left') return;
+          const removal = await this.#optedOutMeanwhile(record, answer);
+          if (removal !== undefined) removals.push(removal);
+        });
       }
     }
-    for (const record of records.filter((candidate) => candidate.state === 'OPTING_OUT')) {
-      const answer = await this.#platformCall('deregisterIdentifier')(keyOf(record));
-      await settle(record, answer, 'OPTING_OUT', 'DEREGISTERED');
+    for (const record of removals) {
+      const held = await this.store.lease(record, 'OPTING_OUT', leaseMs, record.leaseUntil);
+      if (held === undefined) continue;
+      try {
+        const answer = await this.#platformCall('deregisterIdentifier')(keyOf(held));
+        if ((await this.#settle(held, answer, 'OPTING_OUT', 'DEREGISTERED')) === 'moved') moved += 1;
+      } finally {
+        await this.store.releaseLease(held);
+      }
     }
     return moved;
   }
 
-  /** Moves the identifier as the platform answered; false when it stays where it was (no answer, or moved meanwhile). */
-  async #settle(record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<boolean> {
+  /**
+   * A registration whose identifier was opted out while the call was under way: the platform may
+   * hold it now. An OPTING_OUT identifier is removed by this holder, now that its call is answered;
+   * one removed meanwhile (its removal sent by another worker after this one's lease lapsed) is
+   * opted out again, unless the platform refused the registration.
+   */
+  async #optedOutMeanwhile(record: ClaimedIdentifier, answer: PlatformAnswer): Promise<ClaimedIdentifier | undefined> {
+    const now = await this.store.find(record);
+    if (now?.state === 'OPTING_OUT') return { ...now, leaseUntil: record.leaseUntil };
+    if (now?.state !== 'DEREGISTERED') return undefined;
+    if (answer.outcome === 'answered' && answer.refusals.has(platformKey(record))) return undefined;
+    const again = await this.store.transition(record, ['DEREGISTERED'], 'OPTING_OUT', { nextAttemptAt: this.clock.now().toISOString(), attempts: 0, lastError: null });
+    return again === undefined ? undefined : { ...again, leaseUntil: record.leaseUntil };
+  }
+
+  /**
+   * Moves the identifier as the platform answered: 'moved'; 'kept' in `from` when there was no
+   * answer (retried later); 'left' when it had left `from` meanwhile.
+   */
+  async #settle(record: IdentifierRecord, answer: PlatformAnswer, from: 'REQUESTED' | 'OPTING_OUT', to: 'REGISTERED' | 'DEREGISTERED'): Promise<'moved' | 'kept' | 'left'> {
     if (answer.outcome !== 'answered') {
       const attempts = record.attempts + 1;
       const backoff = Math.min(this.settings.baseBackoffMs * 2 ** Math.min(attempts - 1, 20), this.settings.maxBackoffMs);
       const reason = answer.outcome === 'failed' ? `platform refused the call: HTTP ${answer.httpStatus} ${answer.message}` : `platform did not answer: ${answer.reason}`;
-      await this.store.note(record, from, { attempts, nextAttemptAt: new Date(this.clock.now().getTime() + backoff).toISOString(), lastError: reason.slice(0, 500) });
+      const noted = await this.store.note(record, from, { attempts, nextAttemptAt: new Date(this.clock.now().getTime() + backoff).toISOString(), lastError: reason.slice(0, 500) });
       this.logger.warn({ idType: record.idType, state: from, attempts }, `identifier ${from === 'REQUESTED' ? 'registration' : 'removal'} not confirmed; retried later`);
-      return false;
+      return noted ? 'kept' : 'left';
     }
     const refusal = answer.refusals.get(platformKey(record));
     let moved;
@@ -165,10 +227,12 @@ export class IdentifierRegistration {
     } else if (from === 'REQUESTED') {
       moved = await this.store.transition(record, [from], 'FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
     } else {
-      // A removal the platform refuses leaves the identifier registered there.
-      moved = await this.store.transition(record, [from], 'REGISTERED', { platformCode: refusal.statusCode, platformMessage: refusal.message });
+      // The platform not holding the identifier is what the removal asked for; any other refusal
+      // may leave it registered there, which the customer asked not to be: a failure to report.
+      const removed = NOT_HELD_CODES.has(refusal.statusCode);
+      moved = await this.store.transition(record, [from], removed ? 'DEREGISTERED' : 'OPT_OUT_FAILED', { platformCode: refusal.statusCode, platformMessage: refusal.message, lastError: null });
     }
-    return moved !== undefined;
+    return moved === undefined ? 'left' : 'moved';
   }
 
   /** The switch connector's registration call, or NotSupported when its client has none. */
@@ -260,7 +324,7 @@ export class IdentifierRegistration {
       if (claimed.length === 0) return;
       let moved: number;
       try {
-        moved = await this.send(claimed);
+        moved = await this.send(claimed, leaseMs);
       } finally {
         await this.#releaseLeases(claimed);
       }
@@ -282,7 +346,7 @@ export class IdentifierRegistration {
   async #pass(leaseMs: number): Promise<{ claimed: number }> {
     const due = await this.store.claimDue(this.settings.batchSize, leaseMs);
     try {
-      if (due.length > 0) await this.send(due);
+      if (due.length > 0) await this.send(due, leaseMs);
     } finally {
       await this.#releaseLeases(due);
     }

@@ -9,9 +9,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { sql } from 'kysely';
 import type { AnySchema } from '../../src/adapters/store/sql-database.js';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
-import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
+import { auditSubjectId, IdentifierStore } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { startFakeSwitch } from '../support/fake-switch.js';
+import { GatedSwitch } from '../support/gated-switch.js';
+import { ManualClock } from '../support/harness.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { startHarness, type Harness } from '../support/sandbox-harness.js';
 import { request } from 'undici';
@@ -326,5 +329,170 @@ describe('bulk identifier registration', () => {
     expect(lines[0]).toBe('line,idType,idValue,idSubValue,outcome,message');
     expect(lines[1]).toBe('2,MSISDN,260971000001,,REGISTERED,');
     expect(lines).toHaveLength(9);
+  });
+});
+
+describe('bulk identifier opt-out', () => {
+  it('a removal the platform refuses ends its line OPT_OUT_FAILED, a failure for the command line (exit 3); one never registered is removed locally', async () => {
+    h = await startHarness();
+    const consent = { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' };
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000002', { statusCode: '3003', message: 'identifier registered by another FSP' });
+    for (const idValue of ['260971000001', '260971000006']) expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue, consent })).body).toMatchObject({ state: 'REGISTERED' });
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000002', consent })).body).toMatchObject({ state: 'FAILED' });
+    // The platform now refuses to remove 260971000006.
+    h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'not removed' });
+    const file = join(h.dataDir, 'leavers.csv');
+    writeFileSync(file, [HEADER, ...['260971000001', '260971000002', '260971000006'].map((idValue) => `MSISDN,${idValue},,agent,2026-11-20T08:00:00Z,branch`), ''].join('\n'));
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'opt-out', file, '--url', h?.outgoingUrl ?? ''], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: h?.dataDir }, (error, stdout) =>
+        resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout }),
+      );
+    });
+    expect(result.stdout).toMatch(/^job [0-9a-f]{32}: 3 lines: DEREGISTERED 2, OPT_OUT_FAILED 1\n/);
+    expect(result.code).toBe(3);
+    expect(readFileSync(`${file}.report.csv`, 'utf8')).toBe(
+      ['line,idType,idValue,idSubValue,outcome,message', '2,MSISDN,260971000001,,DEREGISTERED,', '3,MSISDN,260971000002,,DEREGISTERED,', '4,MSISDN,260971000006,,OPT_OUT_FAILED,3003 not removed', ''].join('\n'),
+    );
+    expect(h.fakeSwitch.requests.filter((call) => call.method === 'DELETE').map((call) => call.path)).toEqual(['/accounts/MSISDN/260971000001', '/accounts/MSISDN/260971000006']);
+  });
+
+  it('holds each identifier for its own DELETE: a batch longer than one lease is never sent twice alongside the recovery pass', async () => {
+    const ids = [['ACCOUNT_ID', '1000234567', ''], ['MSISDN', '260971000001', ''], ['MSISDN', '260971000002', ''], ['MSISDN', '260971000006', ''], ['MSISDN', '260971000008', 'savings']] as const;
+    const clock = new ManualClock();
+    const fake = await startFakeSwitch({ now: () => clock.now() });
+    try {
+      const gated = new GatedSwitch(fake.url);
+      // SDK_TIMEOUT_MS as in production: the job's lease is 105 s, and each DELETE takes 100 s, so
+      // the batch of five takes 500 s; the recovery pass runs while the fourth is on its way.
+      const harness = await startHarness({ clock, fakeSwitch: fake, env: { SDK_TIMEOUT_MS: '100000' }, overrides: { switchConnector: gated } });
+      h = harness;
+      for (const [idType, idValue, idSubValue] of ids) {
+        const body = { idType, idValue, ...(idSubValue === '' ? {} : { idSubValue }), consent: { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' } };
+        expect((await harness.callOutgoing('POST', '/identifiers', body)).body).toMatchObject({ state: 'REGISTERED' });
+      }
+      let removals = 0;
+      let pass: Promise<{ claimed: number }> | undefined;
+      gated.removal = (_item, send) => {
+        removals += 1;
+        clock.advance(100_000);
+        if (removals === 4) pass = harness.app.identifiers.runOnce(120_000);
+        return send();
+      };
+      const file = [HEADER, ...ids.map(([idType, idValue, idSubValue]) => `${idType},${idValue},${idSubValue},agent,2026-11-20T08:00:00Z,branch`), ''].join('\n');
+      const job = await upload(harness, file, 'text/csv', 'opt-out');
+      await harness.app.identifierJobs.idle();
+      // The pass took the one identifier whose hold had lapsed (the fifth); the job left it to it.
+      expect(await pass).toEqual({ claimed: 1 });
+      expect(fake.requests.filter((call) => call.method === 'DELETE').map((call) => call.path).sort()).toEqual([
+        '/accounts/ACCOUNT_ID/1000234567',
+        '/accounts/MSISDN/260971000001',
+        '/accounts/MSISDN/260971000002',
+        '/accounts/MSISDN/260971000006',
+        '/accounts/MSISDN/260971000008/savings',
+      ]);
+      expect(await done(harness, String(job.body['jobId']))).toMatchObject({ state: 'DONE', outcomes: { DEREGISTERED: 5 } });
+      expect([...fake.registeredIdentifiers]).toEqual([]);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await fake.close();
+    }
+  });
+});
+
+describe('bulk upload input with a NUL character', () => {
+  const consent = { by: 'agent', at: '2026-11-20T08:00:00Z', channel: 'branch' };
+  const jsonl = [JSON.stringify({ idType: 'MSISDN', idValue: '260971000001', consent }), JSON.stringify({ idType: 'ALIAS', idValue: 'bad\u0000alias', consent }), ''].join('\n');
+  const csv = [HEADER, 'MSISDN,260971000002,,agent,2026-11-20T08:00:00Z,branch', 'ALIAS,bad\u0000alias,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n');
+
+  async function uploadBoth(harness: Harness): Promise<void> {
+    const fromJson = await upload(harness, jsonl, 'application/x-ndjson');
+    expect(fromJson.status).toBe(202);
+    const fromCsv = await upload(harness, csv);
+    expect(fromCsv.status).toBe(202);
+    expect(await done(harness, String(fromJson.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
+    expect(await done(harness, String(fromCsv.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
+    const lines = async (jobId: unknown) => ((await harness.callOutgoing('GET', `/identifiers/jobs/${String(jobId)}/lines`)).body as { lines: unknown[] }).lines;
+    expect(await lines(fromJson.body['jobId'])).toEqual([
+      { line: 1, idType: 'MSISDN', idValue: '260971000001', idSubValue: null, outcome: 'REGISTERED', message: null },
+      { line: 2, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'holds a NUL character' },
+    ]);
+    expect(await lines(fromCsv.body['jobId'])).toEqual([
+      { line: 2, idType: 'MSISDN', idValue: '260971000002', idSubValue: null, outcome: 'REGISTERED', message: null },
+      { line: 3, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'holds a NUL character' },
+    ]);
+  }
+
+  it('makes its line INVALID, on SQLite', async () => {
+    h = await startHarness();
+    await uploadBoth(h);
+  });
+
+  it('makes its line INVALID, on PostgreSQL too (the whole upload was a 500 there)', async () => {
+    const database = await createTestDatabase();
+    try {
+      h = await startHarness({ env: { DATABASE_URL: database.url } });
+      await uploadBoth(h);
+      await h.close();
+      h = undefined;
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('a store error while a bulk line is processed', () => {
+  it('leaves the line pending and stops the job, which the next pass resumes: the line is never REFUSED for it', async () => {
+    h = await startHarness();
+    const harness = h;
+    // One read of the registry fails, as a dropped PostgreSQL connection or a busy SQLite does,
+    // right after the line's REQUESTED row was written.
+    const find = IdentifierStore.prototype.find;
+    let failures = 0;
+    const spy = vi.spyOn(IdentifierStore.prototype, 'find').mockImplementation(async function (this: IdentifierStore, key) {
+      const found = await find.call(this, key);
+      if (key.idValue === '260971000002' && found !== undefined && failures === 0) {
+        failures += 1;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return found;
+    });
+    try {
+      const file = [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', 'MSISDN,260971000002,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n');
+      const jobId = String((await upload(harness, file)).body['jobId']);
+      await harness.app.identifierJobs.idle();
+      const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+      // Stopped before its batch was sent: the first line's identifier waits, the second line is pending.
+      expect(await lines()).toEqual(['REQUESTED', 'PENDING']);
+      expect(failures).toBe(1);
+      expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+      expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
+      const report = await request(`${harness.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+      expect(await report.body.text()).toBe(['line,idType,idValue,idSubValue,outcome,message', '2,MSISDN,260971000001,,REGISTERED,', '3,MSISDN,260971000002,,REGISTERED,', ''].join('\n'));
+      expect([...harness.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000001', 'MSISDN/260971000002']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('a job naming an identifier that waits for the platform under another request', () => {
+  it('stays RUNNING until the platform has answered for it, then is DONE', async () => {
+    h = await startHarness();
+    const harness = h;
+    harness.fakeSwitch.failAccounts(504, 1);
+    const single = await harness.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000001', consent: { by: 'customer', at: '2026-11-23T09:58:00.000Z', channel: 'app' } });
+    expect(single).toMatchObject({ status: 202, body: { state: 'REQUESTED' } });
+    const jobId = String((await upload(harness, [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n'))).body['jobId']);
+    await harness.app.identifierJobs.idle();
+    const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+    expect(await lines()).toEqual(['REQUESTED']);
+    expect((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toMatchObject({ state: 'RUNNING' });
+    // The recovery pass retries the single request's registration; the job's next pass finds it answered.
+    harness.clock.advance(1_000);
+    expect(await harness.app.identifiers.runOnce(60_000)).toEqual({ claimed: 1 });
+    expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', total: 1, processed: 1, outcomes: { REGISTERED: 1 } });
+    expect(accountsPosts(harness)).toHaveLength(2);
   });
 });

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { errors as undiciErrors } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,5 +102,55 @@ describe('SdkClient transfer calls without an HTTP answer', () => {
     const baseUrl = await rawServer('NOT HTTP AT ALL\r\n\r\n');
     const answer = await client(baseUrl).continueTransfer('t-1', { acceptQuote: true } as never);
     expect(answer).toMatchObject({ outcome: 'unknown' });
+  });
+});
+
+describe('SdkClient identifier calls', () => {
+  let server: HttpServer | undefined;
+  const seen: string[] = [];
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+    server = undefined;
+    seen.length = 0;
+  });
+
+  /** An HTTP server answering every request with `status` and `body`, recording each path as received. */
+  async function answering(status: number, body: unknown): Promise<string> {
+    server = createHttpServer((request, response) => {
+      seen.push(`${request.method ?? ''} ${request.url ?? ''}`);
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    const listening = server;
+    await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+    const address = listening.address();
+    return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/sdk`;
+  }
+
+  it('sends a dot-segment value with its dots encoded, under the base URL\'s path', async () => {
+    const sdk = new SdkClient({ baseUrl: await answering(200, { response: [{ fspId: 'fsp' }], currentState: 'COMPLETED' }), timeoutMs: 1000 });
+    expect(await sdk.deregisterIdentifier({ idType: 'ALIAS', idValue: '..' })).toEqual({ outcome: 'answered', refusals: new Map() });
+    expect(await sdk.deregisterIdentifier({ idType: 'ALIAS', idValue: 'shop', idSubValue: '.' })).toEqual({ outcome: 'answered', refusals: new Map() });
+    expect(await sdk.deregisterIdentifier({ idType: 'EMAIL', idValue: 'a.b/c@example.com' })).toEqual({ outcome: 'answered', refusals: new Map() });
+    expect(seen).toEqual(['DELETE /sdk/accounts/ALIAS/%2E%2E', 'DELETE /sdk/accounts/ALIAS/shop/%2E', 'DELETE /sdk/accounts/EMAIL/a.b%2Fc%40example.com']);
+    await sdk.close();
+  });
+
+  it.each([
+    [500, { statusCode: '3204', message: 'Got an error response' }, 'answered'],
+    [500, { statusCode: '5100', message: 'Got an error response' }, 'answered'],
+    [400, { statusCode: 400, message: 'invalid request' }, 'answered'],
+    [500, { statusCode: '500', message: 'socket hang up' }, 'failed'],
+    [500, { statusCode: '2001', message: 'internal' }, 'failed'],
+    [429, { statusCode: '429', message: 'slow down' }, 'failed'],
+    [504, { statusCode: '504', message: 'timeout' }, 'unknown'],
+  ] as const)('HTTP %s %j to POST /accounts: %s', async (status, body, outcome) => {
+    const sdk = new SdkClient({ baseUrl: await answering(status, body), timeoutMs: 1000 });
+    const answer = await sdk.registerIdentifiers([{ idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW' }, { idType: 'MSISDN', idValue: '260971000002', currency: 'ZMW' }]);
+    expect(answer.outcome).toBe(outcome);
+    if (answer.outcome === 'answered') {
+      const refusal = { statusCode: String(body.statusCode), message: `HTTP ${status}, statusCode ${body.statusCode}: ${body.message}` };
+      expect(answer.refusals).toEqual(new Map([['MSISDN/260971000001', refusal], ['MSISDN/260971000002', refusal]]));
+    }
+    await sdk.close();
   });
 });

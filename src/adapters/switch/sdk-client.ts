@@ -1,4 +1,4 @@
-import { Agent, request, errors as undiciErrors } from 'undici';
+import { Agent, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../domain/errors.js';
 import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from '../../ports/outgoing-switch.js';
 import { platformKey, type PlatformAnswer, type PlatformIdentifier, type SwitchConnector, type SwitchTransferStatus } from '../../ports/switch-connector.js';
@@ -32,8 +32,10 @@ export interface SdkResponse {
  */
 export class SdkClient implements SwitchConnector {
   readonly #agent: Agent;
+  readonly #base: URL;
 
   constructor(private readonly options: SdkClientOptions) {
+    this.#base = new URL(options.baseUrl);
     this.#agent = new Agent({
       connections: options.connections ?? 64,
       connectTimeout: Math.min(options.timeoutMs, 10_000),
@@ -63,19 +65,21 @@ export class SdkClient implements SwitchConnector {
   }
 
   async registerIdentifiers(items: readonly PlatformIdentifier[]): Promise<PlatformAnswer> {
-    return this.platform('POST', '/accounts', items);
+    return this.platform('POST', '/accounts', items, items);
   }
 
   async deregisterIdentifier(item: Omit<PlatformIdentifier, 'currency'>): Promise<PlatformAnswer> {
-    const path = ['', 'accounts', item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(encodeURIComponent).join('/');
-    return this.platform('DELETE', path, undefined);
+    const path = ['', 'accounts', ...[item.idType, item.idValue, ...(item.idSubValue === undefined ? [] : [item.idSubValue])].map(pathSegment)].join('/');
+    return this.platform('DELETE', path, undefined, [item]);
   }
 
   /**
    * Identifier registration and removal: 200 even when items failed (each in response[i].error,
-   * kept by key); 504 means the platform did not answer in time, like a transport timeout.
+   * kept by key); 504 means the platform did not answer in time, like a transport timeout. A
+   * refusal of the whole call is the platform's decision on each of its `items` (see
+   * platformRefusedCall); any other error is an outage, retried.
    */
-  private async platform(method: 'POST' | 'DELETE', path: string, body: unknown): Promise<PlatformAnswer> {
+  private async platform(method: 'POST' | 'DELETE', path: string, body: unknown, items: ReadonlyArray<Omit<PlatformIdentifier, 'currency'>>): Promise<PlatformAnswer> {
     let response: SdkResponse;
     try {
       response = await this.call(method, path, body, this.options.timeoutMs);
@@ -85,6 +89,10 @@ export class SdkClient implements SwitchConnector {
       throw error;
     }
     if (response.status === 504) return { outcome: 'unknown', reason: sdkErrorDetail(response) };
+    if (platformRefusedCall(response)) {
+      const refusal = { statusCode: errorStatusCode(response.body), message: sdkErrorDetail(response) };
+      return { outcome: 'answered', refusals: new Map(items.map((item) => [platformKey(item), refusal])) };
+    }
     if (response.status < 200 || response.status >= 300) return { outcome: 'failed', httpStatus: response.status, message: sdkErrorDetail(response) };
     return { outcome: 'answered', refusals: platformRefusals(response.body) };
   }
@@ -119,9 +127,11 @@ export class SdkClient implements SwitchConnector {
     // Outside the try: a body that cannot be serialised is our bug, not a transport failure.
     const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
-      const response = await request(`${this.options.baseUrl}${path}`, {
+      // The path goes to the dispatcher as written: a URL would remove its dot segments ("%2E" too).
+      const response = await this.#agent.request({
+        origin: this.#base.origin,
+        path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`,
         method,
-        dispatcher: this.#agent,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -209,6 +219,15 @@ export function sdkError(response: SdkResponse): ConnectorError {
   return new ConnectorError('SdkClientError', sdkErrorDetail(response));
 }
 
+/**
+ * One path segment, percent-encoded. A free-format value "." or ".." is a dot segment, which the
+ * HTTP client removes from the path (RFC 3986, 5.2.4): DELETE /accounts/ALIAS/shop/. went out as
+ * /accounts/ALIAS/shop/, so such an identifier could never be removed. Its dots are encoded.
+ */
+function pathSegment(value: string): string {
+  return value === '.' || value === '..' ? value.replaceAll('.', '%2E') : encodeURIComponent(value);
+}
+
 /** "HTTP 500, statusCode 5000: message", for error messages and logs. */
 export function sdkErrorDetail(response: SdkResponse): string {
   const body = isObject(response.body) ? response.body : {};
@@ -265,6 +284,20 @@ function describe(error: unknown): string {
 function errorCode(error: unknown): string | undefined {
   if (error instanceof Error && 'code' in error && typeof error.code === 'string') return error.code;
   return undefined;
+}
+
+/**
+ * Whether an error answer to POST /accounts or DELETE /accounts/... is a decision, not an outage:
+ * a 4xx (the switch connector refused the request: a repeat is refused the same way), or a 5xx
+ * carrying an FSPIOP client, payer or payee error (3xxx, 4xxx, 5xxx). The switch connector
+ * answers the platform's error callback with HTTP 500 and the platform's code as statusCode (its
+ * AccountsModel rejects with the callback's errorInformation, handleError puts its errorCode in the
+ * body): "3204" for an identifier the platform does not hold. A 408, a 429, and a 5xx without such
+ * a code (its own "500", 2xxx server errors) are outages, retried.
+ */
+function platformRefusedCall(response: SdkResponse): boolean {
+  if (response.status >= 400 && response.status < 500) return response.status !== 408 && response.status !== 429;
+  return response.status >= 500 && /^[345][0-9]{3}$/.test(errorStatusCode(response.body));
 }
 
 /** Every per-item error of a registration or removal answer, by `Type/ID[/SubId]`. */
