@@ -183,6 +183,17 @@ export function hubHasNoSuchTransfer(transferId: string): { status: 500; body: R
 }
 
 /**
+ * GET /transfers/{id} when the hub has no such transfer, as the switch connector answers it once
+ * its model of the transfer is ERRORED (an accept it failed on its own): run()'s catch leaves the
+ * error's transferState unset, so the hub's 3208 is only in the message, the statusCode is "500"
+ * (sdk-scheme-adapter, OutboundTransfersModel `_getTransfer`, run(); handlers `handleError`).
+ */
+export function hubHasNoSuchTransferAfterError(): { status: 500; body: Record<string, unknown> } {
+  const hubError = { errorInformation: { errorCode: '3208', errorDescription: 'Transfer ID not found' } };
+  return { status: 500, body: { message: `Got an error response retrieving transfer: ${JSON.stringify(hubError)}`, transferState: {}, statusCode: '500' } };
+}
+
+/**
  * GET /transfers/{id} as the switch connector answers it once the hub has answered its query:
  * `currentState` COMPLETED whatever the transfer's state (its model's GET_TRANSFER transition
  * always ends in SUCCEEDED, which it reports as COMPLETED; sdk-scheme-adapter,

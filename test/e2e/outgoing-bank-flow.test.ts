@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
-import { hubAnswer, hubHasNoSuchTransfer, switchOwnFailure, type OutboundScript } from '../support/fake-switch.js';
+import { hubAnswer, hubHasNoSuchTransferAfterError, switchOwnFailure, type OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
@@ -298,7 +298,9 @@ describe('outgoing payments, bank flow: refunds', () => {
       const terms = await initiate(h, body);
       const transferId = String(terms['transferId']);
       h.fakeSwitch.script(home, { accept: answer(transferId) });
-      h.fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
+      // The real switch connector, whose model of the transfer is ERRORED after the failed
+      // accept, answers the hub's 3208 as "500" with the hub's error in its message only.
+      h.fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransferAfterError());
       await channelDebit(h, home, '100');
       const accepted = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
       expect(accepted.status).toBe(504);

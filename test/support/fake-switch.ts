@@ -9,7 +9,7 @@ import { startFakeSwitchServer, type FakeSwitchOptions, type FakeSwitchServer } 
 export type FakeSwitch = FakeSwitchServer;
 export type { OutboundScript } from '../../bench/fake-switch-server.js';
 /** GET /transfers/{id} as the real switch connector answers it: the hub's word in the fulfil. */
-export { hubAnswer, hubHasNoSuchTransfer, switchOwnFailure } from '../../bench/fake-switch-server.js';
+export { hubAnswer, hubHasNoSuchTransfer, hubHasNoSuchTransferAfterError, switchOwnFailure } from '../../bench/fake-switch-server.js';
 
 export function startFakeSwitch(options: FakeSwitchOptions = {}): Promise<FakeSwitch> {
   return startFakeSwitchServer(options);

@@ -48,7 +48,9 @@ export class SdkClient implements SwitchConnector {
     const response = await this.call('GET', `/transfers/${encodeURIComponent(transferId)}`, undefined, this.options.timeoutMs);
     if (response.status === 404) return { currentState: 'UNKNOWN' };
     // The hub's "no such transfer" reaches the switch connector as an error callback, which it
-    // answers with an HTTP 500 whose statusCode (and transferState.lastError) is 3208.
+    // answers with an HTTP 500 whose statusCode (and transferState.lastError) is 3208, or, when
+    // the transfer's model was already ERRORED (an accept it failed), "500" with the callback
+    // only in its message (see hubHasNoSuchTransfer).
     if (response.status >= 400 && hubHasNoSuchTransfer(response.body)) return { currentState: 'NOT_AT_HUB' };
     if (response.status >= 400) throw sdkError(response);
     return { currentState: transferStatusOf(response.body) };
@@ -207,11 +209,31 @@ export function transferStatusOf(body: unknown): SwitchTransferStatus['currentSt
   return waiting ?? 'UNKNOWN';
 }
 
-/** Whether a switch connector's answer carries the hub's 3208 (no such transfer), at its top or in its transfer's last error. */
+/**
+ * Whether a switch connector's answer carries the hub's 3208 (no such transfer): at its top, in
+ * its transfer's last error, or only in its message. The last is how it answers a query of a
+ * transfer whose model it had saved ERRORED (an accept that failed on its own): its run() then
+ * leaves the error's transferState unset, so the answer is `{statusCode: "500", transferState:
+ * {}, message: "Got an error response retrieving transfer: <the hub's error body as JSON>"}`
+ * (sdk-scheme-adapter, OutboundTransfersModel `_getTransfer` and run()'s catch; OutboundServer
+ * handlers `handleError`).
+ */
 function hubHasNoSuchTransfer(body: unknown): boolean {
   if (!isObject(body)) return false;
   const lastError = (at: unknown): unknown => pick(at, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
-  return errorStatusCode(body) === '3208' || lastError(body) === '3208' || lastError(body['transferState']) === '3208';
+  return errorStatusCode(body) === '3208' || lastError(body) === '3208' || lastError(body['transferState']) === '3208' || retrievalErrorCode(body['message']) === '3208';
+}
+
+const RETRIEVAL_ERROR = 'Got an error response retrieving transfer: ';
+
+/** The hub's error code in the message of a failed query, when the message carries the hub's error body. */
+function retrievalErrorCode(message: unknown): unknown {
+  if (typeof message !== 'string' || !message.startsWith(RETRIEVAL_ERROR)) return undefined;
+  try {
+    return pick(JSON.parse(message.slice(RETRIEVAL_ERROR.length)) as unknown, ['errorInformation', 'errorCode']);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The switch's error bodies carry statusCode as a string (business) or a number (validation). */
