@@ -700,6 +700,28 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
     });
   });
 
+  it('a float withdrawal refused for a short float spends no further key while the float stays short, and is booked once it covers', async () => {
+    const { fineract, adapter } = await start();
+    const commit = commitRequest(fineract);
+    await adapter.reserve(commit);
+    // The payee credited and the hold released, then the withdrawal lost to a 500.
+    fineract.failNext('withdrawal', 'server-error');
+    await expectConnectorError(adapter.commit(commit), 'InstitutionUnavailable', /withdraw float: HTTP 500/);
+    // Another reservation takes what the release freed: the float is short (the known gap).
+    await adapter.reserve({ reference: 'OTHER-RESERVATION', amount: zmw('1000'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+    const refusals: string[] = [];
+    for (let attempt = 2; attempt <= 40; attempt += 1) refusals.push((await expectConnectorError(adapter.commit(commit), 'PayeeInsufficientLiquidity')).message);
+    expect(refusals[0]).toMatch(/withdraw float: HTTP 403 .*insufficient/);
+    expect(refusals.slice(1).every((message) => /withdraw float \(refused before for a short balance, still short: no new key spent\): HTTP 403/.test(message))).toBe(true);
+    const withdrawalKeys = new Set(writes(fineract).filter((write) => write.startsWith('withdrawal')));
+    expect(withdrawalKeys).toEqual(new Set([`withdrawal ${key('withdraw-float')}`, `withdrawal ${key('withdraw-float', 1)}`]));
+    // The float covers it again: the next attempt books the withdrawal once, under the next key.
+    await adapter.release('OTHER-RESERVATION', zmw('1000'));
+    await adapter.commit(commit);
+    await adapter.commit(commit);
+    expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['62.34', '987.66', '987.66', '1261']);
+  });
+
   it('a step refused on every attempt spends at most 32 keys, then answers the stored refusal', async () => {
     const { fineract, adapter } = await start();
     const request = { reference: REF, amount: zmw('1'), payeeAccountId: fineract.accountIdOf(BARRED.idValue) };

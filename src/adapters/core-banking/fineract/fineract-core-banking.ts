@@ -349,7 +349,7 @@ export class FineractCoreBanking implements CoreBanking {
   async #releasedBy(caller: 'commit' | 'release', reference: string, holdId: string, step: string): Promise<boolean> {
     for (const key of [step, LEGACY_RELEASE]) {
       const operation = `${caller}: who released the hold (${key})`;
-      const answer = await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, key, NOT_ON_HOLD);
+      const answer = await this.#command(operation, this.#options.floatAccountId, `/${encodeURIComponent(holdId)}?command=releaseAmount`, {}, 'float', reference, key, { notOnHold: true });
       if (answer !== NOT_ON_HOLD) return true;
     }
     return false;
@@ -357,7 +357,17 @@ export class FineractCoreBanking implements CoreBanking {
 
   async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
     const body = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
-    await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`);
+    // The float's withdrawal, refused for a short float (another hold took the amount the commit
+    // released), waits for the float to cover it before spending another of the step's keys.
+    const coveredNow = role === 'float' && command === 'withdrawal' ? () => this.#floatCovers(operation, amount) : undefined;
+    await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`, coveredNow === undefined ? {} : { coveredNow });
+  }
+
+  async #floatCovers(operation: string, amount: string): Promise<boolean> {
+    const answer = await this.#send({ operation: `${operation}: read float`, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
+    if (answer.status >= 400) throw declineFor(`${operation}: read float`, answer.status, answer.body, 'float');
+    const float = parse2xx(this.#http, answer, readFloatAccount);
+    return fundsCover(float.availableBalance ?? float.accountBalance, amount);
   }
 
   /**
@@ -377,10 +387,19 @@ export class FineractCoreBanking implements CoreBanking {
    * most one key of a step is ever booked, whichever process walks. A command held for a
    * checker's approval answers 200 and is not a failure, so it is never passed over.
    */
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string): Promise<string>;
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, options?: { readonly coveredNow?: () => Promise<boolean> }): Promise<string>;
   /** The same, answering NOT_ON_HOLD instead of throwing when Fineract refuses to release a hold that is not on hold. */
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD>;
-  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, notOnHold?: typeof NOT_ON_HOLD): Promise<string | typeof NOT_ON_HOLD> {
+  async #command(operation: string, savingsId: string, suffix: string, body: unknown, role: FineractRole, reference: string, step: string, options: { readonly notOnHold: true }): Promise<string | typeof NOT_ON_HOLD>;
+  async #command(
+    operation: string,
+    savingsId: string,
+    suffix: string,
+    body: unknown,
+    role: FineractRole,
+    reference: string,
+    step: string,
+    options: { readonly notOnHold?: true; readonly coveredNow?: () => Promise<boolean> } = {},
+  ): Promise<string | typeof NOT_ON_HOLD> {
     for (let attempt = 0; ; attempt += 1) {
       const answer = await this.#http.send({
         operation,
@@ -394,8 +413,15 @@ export class FineractCoreBanking implements CoreBanking {
         throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
       }
       const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
-      if (replayedFailure && attempt + 1 < KEYS_PER_STEP) continue;
-      if (notOnHold !== undefined && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return notOnHold;
+      if (replayedFailure && attempt + 1 < KEYS_PER_STEP) {
+        // A key spent on a shortfall: the next key would send the command again, which would only
+        // spend that key too while the shortfall lasts. Asked first, so that the keys last.
+        if (options.coveredNow !== undefined && readError(answer.body).codes.some((code) => code.includes('insufficient')) && !(await options.coveredNow())) {
+          throw declineFor(`${operation} (refused before for a short balance, still short: no new key spent)`, answer.status, answer.body, role);
+        }
+        continue;
+      }
+      if (options.notOnHold === true && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return NOT_ON_HOLD;
       const spent = replayedFailure ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
       if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}${spent}: HTTP ${answer.status}`);
       if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
