@@ -265,6 +265,11 @@ describe.each([200, 400] as const)('AirtelCoreBanking: a disbursement that faile
     // DP00900001007: the wallet is short; for a refund that is an outage to retry, not a decline.
     await expectConnectorError(adapter.refund(refund), 'InstitutionUnavailable', /DP00900001007/);
     expect(await adapter.transactionStatus(REF)).toBe('failed');
+    // Retried while the wallet stays short: no new transaction id is spent.
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      await expectConnectorError(adapter.refund(refund), 'InstitutionUnavailable', /the wallet still cannot cover 30; no new transaction id spent/);
+    }
+    expect(disbursementIds(airtel)).toEqual([REF]);
     // The customer pays 15 in: the wallet now covers the refund.
     expect(await adapter.collect({ reference: 'COLLECT-1', amount: { amount: '15', currency: 'ZMW' }, payerId: PAYER.idValue })).toEqual({ status: 'pending' });
     airtel.approveCollection('COLLECT-1');
@@ -308,14 +313,16 @@ describe.each([200, 400] as const)('AirtelCoreBanking: a disbursement that faile
   });
 
   it('after eight attempts that all failed at Airtel, no ninth is sent: paid by hand', async () => {
-    const { airtel, adapter } = await start({ rejectionsAs, floatBalance: '10' });
+    const { airtel, adapter } = await start({ rejectionsAs });
+    // Eight failures of a cause the wallet's balance does not show: each spends one id.
     for (let attempt = 1; attempt <= 8; attempt += 1) {
-      await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeInsufficientLiquidity', /DP00900001007/);
+      airtel.timeOutNextDisbursement(false);
+      await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /DP00900001014/);
     }
     await expectConnectorError(adapter.commit(commit(airtel)), 'PayeeRejected', /8 disbursements under 01JDV6M3AZ6XK1B0SPZ8Q4W2RA failed at Airtel; pay by hand/);
     expect(disbursementIds(airtel)).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((generation) => disbursementId(REF, generation)));
     expect(new Set(disbursementIds(airtel)).size).toBe(8);
-    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['50', '10']);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['50', '1000']);
   });
 });
 

@@ -177,6 +177,9 @@ export class AirtelCoreBanking implements CoreBanking {
         case 'unknown':
           throw new ConnectorError('InstitutionTimeout', `airtel ${purpose}: disbursement ${id} is not final; outcome unknown`);
         case 'not-found':
+          // After a failed attempt (the wallet short, say), an id is spent only once the wallet
+          // covers the amount: a retry while the cause lasts would only spend the next one too.
+          if (generation > 0) await this.#walletCovers(money, purpose);
           return this.#sendDisbursement(id, msisdn, money, purpose);
       }
     }
@@ -184,6 +187,13 @@ export class AirtelCoreBanking implements CoreBanking {
       purpose === 'commit' ? 'PayeeRejected' : 'PayerRejected',
       `airtel ${purpose}: ${DISBURSEMENT_GENERATIONS} disbursements under ${reference} failed at Airtel; pay by hand`,
     );
+  }
+
+  async #walletCovers(money: Money, purpose: 'commit' | 'refund'): Promise<void> {
+    const balance = await this.#walletBalance(`${purpose}: wallet`);
+    if (compareDecimal(balance, amountForWire(money)) >= 0) return;
+    const detail = `airtel ${purpose}: an earlier disbursement failed and the wallet still cannot cover ${money.amount}; no new transaction id spent`;
+    throw new ConnectorError(purpose === 'commit' ? 'PayeeInsufficientLiquidity' : 'InstitutionUnavailable', detail);
   }
 
   async #sendDisbursement(id: string, msisdn: string, money: Money, purpose: 'commit' | 'refund'): Promise<void> {
