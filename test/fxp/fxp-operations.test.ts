@@ -111,6 +111,19 @@ describe('FX provider operations server', () => {
     expect(cleared.body).toMatchObject({ state: 'COMMITTED', needsAttention: false, lastError: null });
   });
 
+  it('a FAILED conversion flagged for a contradiction is cleared by resolving it to FAILED, and only that', async () => {
+    const fx = await start();
+    const id = '01JDV6M3AZ6XK1B0SPZ8Q4W2RB';
+    await fx.app.store.insertConversion({ commitRequestId: id, requestHash: 'h', sourceCurrency: 'ZMW', sourceAmount: '1', targetCurrency: 'MWK', targetAmount: '64.67', expiration: '2026-11-23T10:01:00.000Z', nextAttemptAt: '2026-11-23T10:00:05.000Z' });
+    await fx.app.store.transition(id, ['RESERVING'], 'FAILED', { errorName: 'FxInsufficientLiquidity', lastError: 'refused by the exchange' });
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(409);
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'FAILED', needsAttention: true });
+    const wrong = await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, { outcome: 'COMMITTED', reason: 'r', evidence: 'e' }, ANA);
+    expect(wrong.status).toBe(409);
+    const cleared = await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, { outcome: 'FAILED', reason: 'hub refused it too', evidence: 'hub report' }, ANA);
+    expect(cleared.body).toMatchObject({ state: 'FAILED', needsAttention: false, lastError: null });
+  });
+
   it('every route takes an operator token; bad input is a clear 4xx', async () => {
     const fx = await start();
     expect(await fx.callOperations('GET', '/operations/fx-conversions', undefined, null)).toEqual({

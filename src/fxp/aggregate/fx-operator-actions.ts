@@ -6,8 +6,8 @@ import type { OperatorRequest } from '../../aggregate/operator-actions.js';
 import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
 import type { FxConversions } from './fx-conversions.js';
 
-/** The hub's outcomes an operator can settle a conversion by. */
-export type FxOutcome = 'COMMITTED' | 'ABORTED';
+/** The hub's outcomes an operator can settle a conversion by; FAILED only clears a FAILED conversion's flag. */
+export type FxOutcome = 'COMMITTED' | 'ABORTED' | 'FAILED';
 
 const FINAL: readonly ConversionState[] = ['COMMITTED', 'ABORTED', 'FAILED'];
 
@@ -52,6 +52,7 @@ export class FxOperatorActions {
       return this.#find(id);
     }
     if (conversion.state !== 'RESERVED') throw refused(`the conversion is ${conversion.state}: the recovery worker retries its step; resolve it once it ends`);
+    if (outcome === 'FAILED') throw refused('a RESERVED conversion is resolved to COMMITTED or ABORTED, the hub\'s outcome');
     const nextAttemptAt = new Date(this.deps.clock.now().getTime() + this.deps.intentStaleAfterMs).toISOString();
     const intent = await this.deps.store.transition(id, ['RESERVED'], outcome === 'COMMITTED' ? 'COMMITTING' : 'RELEASING', { nextAttemptAt });
     if (intent === undefined) throw refused('the conversion moved on from RESERVED meanwhile; nothing changed, look again');

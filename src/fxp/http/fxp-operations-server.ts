@@ -24,7 +24,7 @@ const resolveBody = {
   required: ['outcome', 'reason', 'evidence'],
   additionalProperties: false,
   properties: {
-    outcome: { type: 'string', enum: ['COMMITTED', 'ABORTED'] },
+    outcome: { type: 'string', enum: ['COMMITTED', 'ABORTED', 'FAILED'] },
     reason: { type: 'string', minLength: 1, maxLength: 500 },
     evidence: { type: 'string', minLength: 1, maxLength: 500 },
   },
