@@ -115,7 +115,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const committed = await this.transition(transfer.transferId, ['COMMITTING'], 'COMMITTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer) });
+    const committed = await this.transition(transfer.transferId, ['COMMITTING'], 'COMMITTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer), keepContradiction: true });
     this.logger.info({ transferId: transfer.transferId, state: 'COMMITTED' }, 'payee credited');
     return committed ?? this.reread(transfer.transferId);
   }
@@ -129,7 +129,7 @@ export class InboundSettlement {
       await this.recordFailure(transfer, error);
       throw error;
     }
-    const aborted = await this.transition(transfer.transferId, ['RELEASING'], 'ABORTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer) });
+    const aborted = await this.transition(transfer.transferId, ['RELEASING'], 'ABORTED', { attempts: 0, nextAttemptAt: null, ...flagKept(transfer), keepContradiction: true });
     this.logger.info({ transferId: transfer.transferId, state: 'ABORTED' }, 'reservation released');
     return aborted ?? this.reread(transfer.transferId);
   }

@@ -7,6 +7,9 @@
  */
 const CONTRADICTION = 'the switch reported ';
 
+/** A SQL LIKE pattern matching a contradiction's last error (the marker has no wildcard character). */
+export const CONTRADICTION_LIKE = `${CONTRADICTION}%`;
+
 /** The last error of a contradiction: what the switch reported, what the record is. */
 export function contradictionNote(reported: string, record: string, state: string): string {
   return `${CONTRADICTION}${reported}, but the ${record} is ${state}: reconcile by hand`;
@@ -16,7 +19,11 @@ export function isContradiction(lastError: string | null): lastError is string {
   return lastError !== null && lastError.startsWith(CONTRADICTION);
 }
 
-/** The flag and last error a finished step leaves: cleared, unless they record a contradiction. */
+/**
+ * The flag and last error a finished step leaves: cleared, unless they record a contradiction.
+ * `record` is the one the step started from; a contradiction flagged meanwhile by another process
+ * is kept by the store's transition itself (`keepContradiction`).
+ */
 export function flagKept(record: { readonly lastError: string | null }): { readonly lastError: string | null; readonly needsAttention: boolean } {
   return isContradiction(record.lastError) ? { lastError: record.lastError, needsAttention: true } : { lastError: null, needsAttention: false };
 }

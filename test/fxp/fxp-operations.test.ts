@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { contradictionNote } from '../../src/domain/contradiction.js';
 import { fxQuoteBody, fxTransferBody, startFxpHarness, type FxpHarness } from './support/fxp-harness.js';
 
 /**
@@ -95,6 +96,36 @@ describe('FX provider operations server', () => {
     // The hub's notification arriving afterwards finds it done.
     expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).toEqual({ status: 200, body: {} });
     expect(await liquidity(fx)).toEqual({ 'liquidity-mwk': '49987139.68 held 0', 'liquidity-zmw': '1000200 held 0' });
+  });
+
+  it('a contradiction another replica flags while the operator\'s commit runs at the exchange outlives the commit', async () => {
+    let during: (() => Promise<void>) | undefined;
+    const fx = await startFxpHarness({
+      env: { OPERATOR_CREDENTIALS: OPERATORS },
+      overrides: {
+        wrapExchange: (exchange) => ({
+          ...exchange,
+          name: exchange.name,
+          rates: () => exchange.rates(),
+          reserve: (reference, target) => exchange.reserve(reference, target),
+          release: (reference) => exchange.release(reference),
+          status: (reference) => exchange.status(reference),
+          health: () => exchange.health(),
+          commit: async (reference, source, target) => {
+            await during?.();
+            await exchange.commit(reference, source, target);
+          },
+        }),
+      },
+    });
+    harnesses.push(fx);
+    const id = await flaggedConversion(fx);
+    const contradiction = contradictionNote('ABORTED', 'conversion', 'COMMITTING');
+    // The hub's ABORTED, reaching another replica while this one commits: it flags the conversion.
+    during = async () => fx.app.store.note(id, 'COMMITTING', { needsAttention: true, lastError: contradiction });
+    const resolved = await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, { outcome: 'COMMITTED', reason: 'hub committed it', evidence: 'hub query' }, ANA);
+    expect(resolved.body).toMatchObject({ state: 'COMMITTED', needsAttention: true, lastError: contradiction });
+    expect(((await fx.callOperations('GET', '/operations/fx-conversions?attention=true', undefined, ANA)).body as { conversions: unknown[] }).conversions).toHaveLength(1);
   });
 
   it('a contradiction on a final conversion is cleared by resolving it to its own state, and only that', async () => {

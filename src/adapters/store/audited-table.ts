@@ -1,3 +1,4 @@
+import { CONTRADICTION_LIKE } from '../../domain/contradiction.js';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AuditedWriteTemplate, type AuditSubject } from './audit-trail.js';
 import { TemplateFamily, slotRow } from './query-template.js';
@@ -69,6 +70,12 @@ export interface AuditedUpdate<Row> {
   readonly flagged?: boolean;
   /** Applies only when the record is not leased past this time (no lease, or one that has run out). */
   readonly leaseFreeAt?: string;
+  /**
+   * Leaves `last_error` and `needs_attention` as the row has them when its last error records a
+   * contradiction (src/domain/contradiction.ts), whatever `set` says: decided in the statement,
+   * so a contradiction flagged by another process while this step ran is not cleared by it.
+   */
+  readonly keepContradiction?: boolean;
 }
 
 export interface ReleasingTransition<Row> {
@@ -80,6 +87,8 @@ export interface ReleasingTransition<Row> {
   readonly at: string;
   readonly errorCode: string | null;
   readonly guard?: { readonly now: string } | undefined;
+  /** See AuditedUpdate.keepContradiction. */
+  readonly keepContradiction?: boolean;
 }
 
 interface UpdateShape {
@@ -88,6 +97,7 @@ interface UpdateShape {
   readonly from: number;
   readonly flagged: boolean;
   readonly leaseFree: boolean;
+  readonly keepContradiction: boolean;
 }
 
 type Values = Record<string, unknown>;
@@ -119,6 +129,12 @@ export class AuditedTable<Row extends AuditedRow> {
         write: (db, p) => {
           const set: Values = { audit_seq: sql<number>`audit_seq + 1` };
           for (const column of shape.columns) set[column] = p[column];
+          if (shape.keepContradiction) {
+            // Both read the row's last_error as it was before this update.
+            const contradiction = sql`last_error LIKE ${sql.lit(CONTRADICTION_LIKE)}`;
+            if ('last_error' in set) set['last_error'] = sql`CASE WHEN ${contradiction} THEN last_error ELSE ${p['last_error']} END`;
+            if ('needs_attention' in set) set['needs_attention'] = sql`CASE WHEN ${contradiction} THEN 1 ELSE ${p['needs_attention']} END`;
+          }
           if (shape.event === 'transition') set['prev_state'] = sql<string>`state`;
           const from = Array.from({ length: shape.from }, (_, index) => p[`from${index}`] as string);
           let update = db
@@ -150,7 +166,8 @@ export class AuditedTable<Row extends AuditedRow> {
   transitionReleasing(database: SqlDatabase, step: ReleasingTransition<Row>): Promise<Row | undefined> {
     const set = { ...step.set, state: step.to, updated_at: step.at, lease_until: null } as Partial<Row>;
     const guard = step.guard === undefined ? {} : { flagged: true, leaseFreeAt: step.guard.now };
-    return this.update(database, { key: step.key, event: 'transition', from: step.from, set, at: step.at, errorCode: step.errorCode, ...guard });
+    const keep = step.keepContradiction === true ? { keepContradiction: true } : {};
+    return this.update(database, { key: step.key, event: 'transition', from: step.from, set, at: step.at, errorCode: step.errorCode, ...guard, ...keep });
   }
 
   /** A failed attempt or a flag of a worked record in `state`, giving up any lease; false when it was not in `state`. */
@@ -179,8 +196,9 @@ export class AuditedTable<Row extends AuditedRow> {
       from: update.from.length,
       flagged: update.flagged === true,
       leaseFree: update.leaseFreeAt !== undefined,
+      keepContradiction: update.keepContradiction === true,
     };
-    const key = `${shape.event}/${columns.join(',')}/${shape.from}/${shape.flagged ? 'flagged' : ''}/${shape.leaseFree ? 'lease-free' : ''}`;
+    const key = `${shape.event}/${columns.join(',')}/${shape.from}/${shape.flagged ? 'flagged' : ''}/${shape.leaseFree ? 'lease-free' : ''}/${shape.keepContradiction ? 'keep' : ''}`;
     const values: Values = { recordKey: update.key, flaggedValue: 1, leaseFreeAt: update.leaseFreeAt ?? update.at };
     for (const column of columns) values[column] = set[column];
     update.from.forEach((state, index) => {

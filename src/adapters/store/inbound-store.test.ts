@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { contradictionNote } from '../../domain/contradiction.js';
 import type { InboundTransferState } from '../../domain/inbound-transfer.js';
 import type { NewTransfer, QuoteRecord, TransferRecord } from '../../ports/store.js';
 import { createTestDatabase } from '../../../test/support/postgres.js';
@@ -223,6 +224,20 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
 
       it('moves nothing for an unknown transfer id', async () => {
         expect(await store().transitionTransfer('t-unknown', ['RECEIVED'], 'RESERVED')).toBeUndefined();
+      });
+
+      it('with keepContradiction, keeps a contradiction flagged meanwhile and clears anything else', async () => {
+        const contradiction = contradictionNote('ABORTED', 'transfer', 'COMMITTING');
+        await store().insertTransfer(newTransfer('t-14', { state: 'COMMITTING' }));
+        await store().insertTransfer(newTransfer('t-15', { state: 'COMMITTING' }));
+        // Flagged by another process while this one was inside the institution's commit.
+        expect(await store().recordTransferAttempt('t-14', 'COMMITTING', { lastError: contradiction, needsAttention: true })).toBe(true);
+        expect(await store().recordTransferAttempt('t-15', 'COMMITTING', { lastError: 'institution timed out', needsAttention: true })).toBe(true);
+        // The step started from records without the contradiction: it asks to clear both.
+        const changes = { attempts: 0, nextAttemptAt: null, lastError: null, needsAttention: false, keepContradiction: true };
+        expect(await store().transitionTransfer('t-14', ['COMMITTING'], 'COMMITTED', changes)).toMatchObject({ state: 'COMMITTED', lastError: contradiction, needsAttention: true });
+        expect(await store().transitionTransfer('t-15', ['COMMITTING'], 'COMMITTED', changes)).toMatchObject({ state: 'COMMITTED', lastError: null, needsAttention: false });
+        expect(await store().findTransfer('t-14')).toMatchObject({ lastError: contradiction, needsAttention: true });
       });
 
       it('lets exactly one of 20 concurrent transitions of the same transfer win', async () => {

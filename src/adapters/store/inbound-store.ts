@@ -119,7 +119,7 @@ export class SqlInboundStore implements InboundStore {
     changes: TransferChanges = {},
     guard?: OperatorGuard,
   ): Promise<TransferRecord | undefined> {
-    const step = { key: transferId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard };
+    const step = { key: transferId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard, keepContradiction: changes.keepContradiction === true };
     const row = await TRANSFERS.transitionReleasing(this.database, step);
     return row === undefined ? undefined : transferFromRow(row);
   }

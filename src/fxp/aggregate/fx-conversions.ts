@@ -298,7 +298,7 @@ export class FxConversions {
       await this.#recordFailure(conversion, error);
       throw error;
     }
-    await this.deps.store.transition(id, ['COMMITTING'], 'COMMITTED', flagKept(conversion));
+    await this.deps.store.transition(id, ['COMMITTING'], 'COMMITTED', { ...flagKept(conversion), keepContradiction: true });
     this.deps.logger.info({ commitRequestId: id }, 'conversion committed');
   }
 
@@ -311,7 +311,7 @@ export class FxConversions {
       await this.#recordFailure(conversion, error);
       throw error;
     }
-    await this.deps.store.transition(id, ['RELEASING'], 'ABORTED', flagKept(conversion));
+    await this.deps.store.transition(id, ['RELEASING'], 'ABORTED', { ...flagKept(conversion), keepContradiction: true });
     this.deps.logger.info({ commitRequestId: id }, 'conversion released');
   }
 

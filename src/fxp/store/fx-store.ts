@@ -148,6 +148,8 @@ export interface ConversionChanges {
   readonly needsAttention?: boolean;
   readonly lastError?: string | null;
   readonly errorName?: string | null;
+  /** A transition only: see TransferChanges.keepContradiction (src/ports/store.ts). */
+  readonly keepContradiction?: boolean;
 }
 
 export class FxStore {
@@ -231,7 +233,8 @@ export class FxStore {
   async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
     const set = { state: to, updated_at: now, ...columns(changes) };
-    const row = await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'transition', from, set, at: now, errorCode: changes.errorName ?? null });
+    const keep = changes.keepContradiction === true ? { keepContradiction: true } : {};
+    const row = await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'transition', from, set, at: now, errorCode: changes.errorName ?? null, ...keep });
     return row === undefined ? undefined : conversionOf(row);
   }
 
