@@ -140,13 +140,14 @@ export interface OperationsConfig {
   readonly port: number;
   readonly listen: ListenConfig;
   readonly operators: readonly OperatorCredential[];
-  /** True when the documented demo operator is in use: the server then stays on loopback. */
+  /** True when any operator holds the published demo token (whatever its name): the server then stays on loopback. */
   readonly demoOperator: boolean;
   /** Where the built console is (CONSOLE_DIR); default: dist/console beside the built connector. */
   readonly consoleDir: string | undefined;
 }
 
-export const DEMO_OPERATOR = 'demo-operator:demo-operator-token-change-me';
+export const DEMO_OPERATOR_TOKEN = 'demo-operator-token-change-me';
+export const DEMO_OPERATOR = `demo-operator:${DEMO_OPERATOR_TOKEN}`;
 
 /** Personal data a party lookup may share when the institution chooses to (PARTY_SHARE). */
 export const PARTY_SHARE_FIELDS = ['dateOfBirth', 'kycInformation'] as const;
@@ -262,6 +263,7 @@ export function loadConfig(env: Env): Config {
   };
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
   checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');
+  checkOperatorTokensAreOwn(config.operations.operators, config.outgoing, problems);
   const ports = [config.incomingPort, config.outgoingPort, config.operations.port].filter((port) => port !== 0);
   if (new Set(ports).size !== ports.length) problems.push('INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ');
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');
@@ -303,9 +305,22 @@ function readOperations(read: Reader, problems: string[]): OperationsConfig {
     port: read.integer('OPERATIONS_PORT', 3005, 0, 65535),
     listen: readListen((name) => read.optional(name), 'OPERATIONS', problems),
     operators,
-    demoOperator: text === DEMO_OPERATOR,
+    // The published token is the demo whatever the name beside it or the entries around it.
+    demoOperator: operators.some((operator) => operator.token === DEMO_OPERATOR_TOKEN),
     consoleDir: read.optional('CONSOLE_DIR'),
   };
+}
+
+/**
+ * An operator token that is also the channel's key or the callback secret lets whoever holds
+ * one of them act as an operator (and the operator move customers' money): each must be its own.
+ */
+function checkOperatorTokensAreOwn(operators: readonly OperatorCredential[], outgoing: OutgoingConfig, problems: string[]): void {
+  for (const operator of operators) {
+    for (const [name, secret] of [['OUTGOING_API_KEY', outgoing.channelApiKey], ['CALLBACK_SECRET', outgoing.callbackSecret]] as const) {
+      if (operator.token === secret) problems.push(`OPERATOR_CREDENTIALS: the token of ${operator.name} must differ from ${name}`);
+    }
+  }
 }
 
 function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): OutgoingConfig {
