@@ -279,27 +279,40 @@ export function loadConfig(env: Env): Config {
 /**
  * OPERATOR_CREDENTIALS: "name:token" pairs separated by commas. Names go into the audit trail
  * (letters, digits, dot, dash, underscore, at most 64); tokens are at least 24 characters and
- * differ from each other.
+ * differ from each other. A problem names the entry by its position (the first is 1, counting
+ * the comma-separated parts as written): an entry that is not well formed may be a token pasted
+ * whole or in the name's place, and the refusal goes to stderr and the platform's logs.
  */
 function readOperations(read: Reader, problems: string[]): OperationsConfig {
   const text = read.string('OPERATOR_CREDENTIALS', DEMO_OPERATOR);
-  const operators: OperatorCredential[] = [];
-  for (const entry of text.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+  const entries: (OperatorCredential & { readonly position: number })[] = [];
+  text.split(',').forEach((part, index) => {
+    const entry = part.trim();
+    const position = index + 1;
+    if (entry === '') return;
     const colon = entry.indexOf(':');
-    const name = colon < 0 ? entry : entry.slice(0, colon);
-    const token = colon < 0 ? '' : entry.slice(colon + 1);
+    if (colon < 0) {
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position} is not name:token (no colon)`);
+      return;
+    }
+    const name = entry.slice(0, colon);
+    const token = entry.slice(colon + 1);
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-      problems.push(`OPERATOR_CREDENTIALS: "${name.slice(0, 64)}" is not an operator name (letters, digits, . _ -, at most 64)`);
-      continue;
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position}: the name is not an operator name (letters, digits, . _ -, at most 64)`);
+      return;
     }
     if (token.length < 24 || /[\s,]/.test(token)) {
-      problems.push(`OPERATOR_CREDENTIALS: the token of ${name} must be at least 24 characters without spaces or commas`);
-      continue;
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position}: the token must be at least 24 characters without spaces or commas`);
+      return;
     }
-    if (operators.some((operator) => operator.name === name)) problems.push(`OPERATOR_CREDENTIALS: ${name} is listed twice`);
-    if (operators.some((operator) => operator.token === token)) problems.push(`OPERATOR_CREDENTIALS: ${name} shares another operator's token`);
-    operators.push({ name, token });
-  }
+    // Both parts are well formed from here on: the name may be shown, never the token.
+    const sameName = entries.find((other) => other.name === name);
+    if (sameName !== undefined) problems.push(`OPERATOR_CREDENTIALS: entry ${position} (${name}) repeats the name of entry ${sameName.position}`);
+    const sameToken = entries.find((other) => other.token === token);
+    if (sameToken !== undefined) problems.push(`OPERATOR_CREDENTIALS: entry ${position} (${name}) shares the token of entry ${sameToken.position}`);
+    entries.push({ name, token, position });
+  });
+  const operators = entries.map(({ name, token }): OperatorCredential => ({ name, token }));
   if (operators.length === 0 && problems.every((problem) => !problem.startsWith('OPERATOR_CREDENTIALS'))) problems.push('OPERATOR_CREDENTIALS: name at least one operator');
   return {
     port: read.integer('OPERATIONS_PORT', 3005, 0, 65535),
