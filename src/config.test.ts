@@ -18,6 +18,9 @@ describe('loadConfig', () => {
     // step that waits on one does not outlast its lease.
     expect(config.recovery.leaseMs).toBe(120_000);
     expect(config.reconciliationMaxRecords).toBe(100_000);
+    expect(config.metricsDatabaseIntervalMs).toBe(5000);
+    expect(loadConfig({ METRICS_DATABASE_INTERVAL_MS: '60000' }).metricsDatabaseIntervalMs).toBe(60_000);
+    expect(() => loadConfig({ METRICS_DATABASE_INTERVAL_MS: '0' })).toThrow('METRICS_DATABASE_INTERVAL_MS: "0" is not a whole number from 100 to 600000');
     expect(config.recovery.leaseMs).toBeGreaterThan(Math.max(config.sdkTimeoutMs, config.outgoing.transferTimeoutMs));
   });
 

@@ -7,6 +7,7 @@ import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
 import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
+import { DEFAULT_DATABASE_INTERVAL_MS } from './metrics/connector-metrics.js';
 import { checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
 
 /**
@@ -91,6 +92,8 @@ export interface Config {
   };
   /** The most records one reconciliation report reads (RECONCILIATION_MAX_RECORDS). */
   readonly reconciliationMaxRecords: number;
+  /** How long the metrics' figures read from the database serve scrapes (METRICS_DATABASE_INTERVAL_MS). */
+  readonly metricsDatabaseIntervalMs: number;
   /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
   readonly faults: FaultSettings | undefined;
   readonly outgoing: OutgoingConfig;
@@ -247,6 +250,7 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', 120_000, 100, 3_600_000),
     },
     reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
+    metricsDatabaseIntervalMs: read.integer('METRICS_DATABASE_INTERVAL_MS', DEFAULT_DATABASE_INTERVAL_MS, 100, 600_000),
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
