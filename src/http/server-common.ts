@@ -50,6 +50,12 @@ function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; k
   return { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' };
 }
 
+/** Longest a TLS handshake may take (and never longer than the receive timeout). */
+export const MAX_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** Longest an idle keep-alive connection is kept (and never longer than the receive timeout). */
+export const MAX_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** The time limit of a request when the server's options set none. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
@@ -67,13 +73,18 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, checkIntervalMs, ...options.limits };
   // Node's own limits on receiving a request (headersTimeout may not exceed requestTimeout).
   const nodeServerOptions = { headersTimeout: limits.receiveTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs };
+  // A TLS socket counts against maxConnections from its TCP connection on, but the receive
+  // limits start once its handshake is done: without this a client that never begins one (no
+  // certificate needed) holds a slot for Node's default of 120 s.
+  const handshakeTimeoutMs = Math.min(MAX_HANDSHAKE_TIMEOUT_MS, limits.receiveTimeoutMs);
   const server = Fastify({
-    ...(options.tls === undefined ? { http: nodeServerOptions } : { https: { ...httpsOptions(options.tls), ...nodeServerOptions } }),
+    ...(options.tls === undefined ? { http: nodeServerOptions } : { https: { ...httpsOptions(options.tls), ...nodeServerOptions, handshakeTimeout: handshakeTimeoutMs } }),
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     connectionTimeout: requestTimeoutMs,
     requestTimeout: limits.receiveTimeoutMs,
-    keepAliveTimeout: 65_000,
+    // An idle keep-alive connection holds a slot too: no longer than a client may take to send a request.
+    keepAliveTimeout: Math.min(MAX_KEEP_ALIVE_TIMEOUT_MS, limits.receiveTimeoutMs),
     maxRequestsPerSocket: limits.maxRequestsPerSocket,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Answered by our own hook below, in the error contract.
