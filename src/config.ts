@@ -70,6 +70,8 @@ export interface Config {
   };
   /** How long the incoming server keeps a silent connection (its handlers' limit too): the switch connector gives up at 65 s. */
   readonly incomingRequestTimeoutMs: number;
+  /** Names the servers accept in the Host header beside loopback's (ALLOWED_HOSTS), lower case, no port. */
+  readonly allowedHosts: readonly string[];
   readonly iso: {
     /** Payer keys every iso20022 quote must carry. */
     readonly requiredPayerKeys: readonly string[];
@@ -234,6 +236,7 @@ export function loadConfig(env: Env): Config {
       receiveTimeoutMs: read.integer('REQUEST_RECEIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
     },
     incomingRequestTimeoutMs: read.integer('INCOMING_REQUEST_TIMEOUT_MS', 65_000, 5000, 600_000),
+    allowedHosts: readAllowedHosts(read, problems),
     iso: {
       requiredPayerKeys: read.list('ISO_REQUIRED_PAYER_KEYS', ['CdtTrfTxInf.Dbtr.Nm']),
       anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),
@@ -391,6 +394,17 @@ function readSegments(read: Reader, problems: string[]): Segment[] {
     else if (!segments.includes(segment)) segments.push(segment);
   }
   return segments;
+}
+
+/** ALLOWED_HOSTS: host names or addresses (an IPv6 address in brackets), without a port. */
+function readAllowedHosts(read: Reader, problems: string[]): string[] {
+  const hosts: string[] = [];
+  for (const item of read.list('ALLOWED_HOSTS', [])) {
+    const name = item.toLowerCase();
+    if (!/^([a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})*|\[[0-9a-f:.]{2,45}\])$/.test(name) || name.length > 253) problems.push(`ALLOWED_HOSTS: "${item.slice(0, 64)}" is not a host name or address without a port`);
+    else if (!hosts.includes(name)) hosts.push(name);
+  }
+  return hosts;
 }
 
 function readPartyShare(read: Reader, problems: string[]): PartyShareField[] {

@@ -73,6 +73,22 @@ describe('where the servers listen', () => {
     expect(() => loadConfig({ OPERATOR_CREDENTIALS: 'alice:demo-callback-secret-change-me' })).toThrow('OPERATOR_CREDENTIALS: the token of alice must differ from CALLBACK_SECRET');
   });
 
+  it('reads ALLOWED_HOSTS as lower-case names or bracketed addresses without a port', () => {
+    expect(loadConfig({}).allowedHosts).toEqual([]);
+    expect(loadConfig({ ALLOWED_HOSTS: 'Connector.Bank.Example, 10.0.0.5,[FD00::1],connector.bank.example' }).allowedHosts).toEqual(['connector.bank.example', '10.0.0.5', '[fd00::1]']);
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ ALLOWED_HOSTS: 'bank.example:443,fd00::1,*.bank.example' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'ALLOWED_HOSTS: "bank.example:443" is not a host name or address without a port',
+      'ALLOWED_HOSTS: "fd00::1" is not a host name or address without a port',
+      'ALLOWED_HOSTS: "*.bank.example" is not a host name or address without a port',
+    ]);
+  });
+
   it('reads TLS files per server and refuses half a configuration', () => {
     const config = loadConfig({ INCOMING_TLS_CERT_FILE: '/etc/cc/in.crt', INCOMING_TLS_KEY_FILE: '/etc/cc/in.key', INCOMING_TLS_CA_FILE: '/etc/cc/switch-ca.crt' });
     expect(config.listen.incoming.tls).toEqual({ certFile: '/etc/cc/in.crt', keyFile: '/etc/cc/in.key', caFile: '/etc/cc/switch-ca.crt' });
