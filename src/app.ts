@@ -90,7 +90,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const database = overrides.database ?? (await openDatabase(config.store, logger));
   await database.migrate([...connectorMigrations, ...outgoingMigrations, ...sandboxMigrations, ...identifierMigrations, ...identifierJobMigrations, ...auditMigrations]);
 
-  const metrics = createConnectorMetrics(database);
+  const metrics = createConnectorMetrics(database, 'dfsp', { databaseIntervalMs: config.metricsDatabaseIntervalMs });
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
   // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
   if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
@@ -157,6 +157,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
+    allowedHosts: config.allowedHosts,
     requestTimeoutMs: config.incomingRequestTimeoutMs,
     metrics,
     name: 'incoming',
@@ -213,6 +214,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
+    allowedHosts: config.allowedHosts,
     metrics,
     name: 'outgoing',
     ...(outgoingTls === undefined ? {} : { tls: outgoingTls }),
@@ -246,6 +248,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
+    allowedHosts: config.allowedHosts,
     metrics,
     name: 'operations',
     operators: config.operations.operators,

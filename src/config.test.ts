@@ -18,6 +18,9 @@ describe('loadConfig', () => {
     // step that waits on one does not outlast its lease.
     expect(config.recovery.leaseMs).toBe(120_000);
     expect(config.reconciliationMaxRecords).toBe(100_000);
+    expect(config.metricsDatabaseIntervalMs).toBe(5000);
+    expect(loadConfig({ METRICS_DATABASE_INTERVAL_MS: '60000' }).metricsDatabaseIntervalMs).toBe(60_000);
+    expect(() => loadConfig({ METRICS_DATABASE_INTERVAL_MS: '0' })).toThrow('METRICS_DATABASE_INTERVAL_MS: "0" is not a whole number from 100 to 600000');
     expect(config.recovery.leaseMs).toBeGreaterThan(Math.max(config.sdkTimeoutMs, config.outgoing.transferTimeoutMs));
   });
 
@@ -264,12 +267,29 @@ describe('operations settings', () => {
       if (error instanceof ConfigError) problems = error.problems;
     }
     expect(problems).toEqual([
-      'OPERATOR_CREDENTIALS: the token of alice must be at least 24 characters without spaces or commas',
-      "OPERATOR_CREDENTIALS: carol shares another operator's token",
-      'OPERATOR_CREDENTIALS: bob is listed twice',
-      'OPERATOR_CREDENTIALS: "no name" is not an operator name (letters, digits, . _ -, at most 64)',
+      'OPERATOR_CREDENTIALS: entry 1: the token must be at least 24 characters without spaces or commas',
+      'OPERATOR_CREDENTIALS: entry 3 (carol) shares the token of entry 2',
+      'OPERATOR_CREDENTIALS: entry 4 (bob) repeats the name of entry 2',
+      'OPERATOR_CREDENTIALS: entry 5: the name is not an operator name (letters, digits, . _ -, at most 64)',
       'INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ',
     ]);
     expect(problems.join(' ')).not.toContain('token-0123456789');
+  });
+
+  it('name a malformed entry by its position, never echoing what may be a token pasted whole or in the name\'s place', () => {
+    const secret = 'Zq8vN3kR7tY2wP5mL9xC4bH6jD1fG0sA';
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ OPERATOR_CREDENTIALS: `${secret}, alice=${secret},,${secret}:short,${secret}x:also short,ok:ok-token-0123456789abcdefgh` });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'OPERATOR_CREDENTIALS: entry 1 is not name:token (no colon)',
+      'OPERATOR_CREDENTIALS: entry 2 is not name:token (no colon)',
+      'OPERATOR_CREDENTIALS: entry 4: the token must be at least 24 characters without spaces or commas',
+      'OPERATOR_CREDENTIALS: entry 5: the token must be at least 24 characters without spaces or commas',
+    ]);
+    expect(problems.join(' ')).not.toContain('Zq8vN3kR7tY2');
   });
 });

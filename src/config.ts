@@ -7,6 +7,7 @@ import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
 import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
+import { DEFAULT_DATABASE_INTERVAL_MS } from './metrics/connector-metrics.js';
 import { checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
 
 /**
@@ -69,6 +70,8 @@ export interface Config {
   };
   /** How long the incoming server keeps a silent connection (its handlers' limit too): the switch connector gives up at 65 s. */
   readonly incomingRequestTimeoutMs: number;
+  /** Names the servers accept in the Host header beside loopback's (ALLOWED_HOSTS), lower case, no port. */
+  readonly allowedHosts: readonly string[];
   readonly iso: {
     /** Payer keys every iso20022 quote must carry. */
     readonly requiredPayerKeys: readonly string[];
@@ -91,6 +94,8 @@ export interface Config {
   };
   /** The most records one reconciliation report reads (RECONCILIATION_MAX_RECORDS). */
   readonly reconciliationMaxRecords: number;
+  /** How long the metrics' figures read from the database serve scrapes (METRICS_DATABASE_INTERVAL_MS). */
+  readonly metricsDatabaseIntervalMs: number;
   /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
   readonly faults: FaultSettings | undefined;
   readonly outgoing: OutgoingConfig;
@@ -140,13 +145,14 @@ export interface OperationsConfig {
   readonly port: number;
   readonly listen: ListenConfig;
   readonly operators: readonly OperatorCredential[];
-  /** True when the documented demo operator is in use: the server then stays on loopback. */
+  /** True when any operator holds the published demo token (whatever its name): the server then stays on loopback. */
   readonly demoOperator: boolean;
   /** Where the built console is (CONSOLE_DIR); default: dist/console beside the built connector. */
   readonly consoleDir: string | undefined;
 }
 
-export const DEMO_OPERATOR = 'demo-operator:demo-operator-token-change-me';
+export const DEMO_OPERATOR_TOKEN = 'demo-operator-token-change-me';
+export const DEMO_OPERATOR = `demo-operator:${DEMO_OPERATOR_TOKEN}`;
 
 /** Personal data a party lookup may share when the institution chooses to (PARTY_SHARE). */
 export const PARTY_SHARE_FIELDS = ['dateOfBirth', 'kycInformation'] as const;
@@ -230,6 +236,7 @@ export function loadConfig(env: Env): Config {
       receiveTimeoutMs: read.integer('REQUEST_RECEIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
     },
     incomingRequestTimeoutMs: read.integer('INCOMING_REQUEST_TIMEOUT_MS', 65_000, 5000, 600_000),
+    allowedHosts: readAllowedHosts(read, problems),
     iso: {
       requiredPayerKeys: read.list('ISO_REQUIRED_PAYER_KEYS', ['CdtTrfTxInf.Dbtr.Nm']),
       anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),
@@ -246,6 +253,7 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', 120_000, 100, 3_600_000),
     },
     reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
+    metricsDatabaseIntervalMs: read.integer('METRICS_DATABASE_INTERVAL_MS', DEFAULT_DATABASE_INTERVAL_MS, 100, 600_000),
     faults: readFaultSettings(env, problems),
     outgoing: readOutgoing(read, cbsAdapter, problems),
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
@@ -262,6 +270,7 @@ export function loadConfig(env: Env): Config {
   };
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
   checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');
+  checkOperatorTokensAreOwn(config.operations.operators, config.outgoing, problems);
   const ports = [config.incomingPort, config.outgoingPort, config.operations.port].filter((port) => port !== 0);
   if (new Set(ports).size !== ports.length) problems.push('INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ');
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');
@@ -277,35 +286,61 @@ export function loadConfig(env: Env): Config {
 /**
  * OPERATOR_CREDENTIALS: "name:token" pairs separated by commas. Names go into the audit trail
  * (letters, digits, dot, dash, underscore, at most 64); tokens are at least 24 characters and
- * differ from each other.
+ * differ from each other. A problem names the entry by its position (the first is 1, counting
+ * the comma-separated parts as written): an entry that is not well formed may be a token pasted
+ * whole or in the name's place, and the refusal goes to stderr and the platform's logs.
  */
 function readOperations(read: Reader, problems: string[]): OperationsConfig {
   const text = read.string('OPERATOR_CREDENTIALS', DEMO_OPERATOR);
-  const operators: OperatorCredential[] = [];
-  for (const entry of text.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+  const entries: (OperatorCredential & { readonly position: number })[] = [];
+  text.split(',').forEach((part, index) => {
+    const entry = part.trim();
+    const position = index + 1;
+    if (entry === '') return;
     const colon = entry.indexOf(':');
-    const name = colon < 0 ? entry : entry.slice(0, colon);
-    const token = colon < 0 ? '' : entry.slice(colon + 1);
+    if (colon < 0) {
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position} is not name:token (no colon)`);
+      return;
+    }
+    const name = entry.slice(0, colon);
+    const token = entry.slice(colon + 1);
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-      problems.push(`OPERATOR_CREDENTIALS: "${name.slice(0, 64)}" is not an operator name (letters, digits, . _ -, at most 64)`);
-      continue;
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position}: the name is not an operator name (letters, digits, . _ -, at most 64)`);
+      return;
     }
     if (token.length < 24 || /[\s,]/.test(token)) {
-      problems.push(`OPERATOR_CREDENTIALS: the token of ${name} must be at least 24 characters without spaces or commas`);
-      continue;
+      problems.push(`OPERATOR_CREDENTIALS: entry ${position}: the token must be at least 24 characters without spaces or commas`);
+      return;
     }
-    if (operators.some((operator) => operator.name === name)) problems.push(`OPERATOR_CREDENTIALS: ${name} is listed twice`);
-    if (operators.some((operator) => operator.token === token)) problems.push(`OPERATOR_CREDENTIALS: ${name} shares another operator's token`);
-    operators.push({ name, token });
-  }
+    // Both parts are well formed from here on: the name may be shown, never the token.
+    const sameName = entries.find((other) => other.name === name);
+    if (sameName !== undefined) problems.push(`OPERATOR_CREDENTIALS: entry ${position} (${name}) repeats the name of entry ${sameName.position}`);
+    const sameToken = entries.find((other) => other.token === token);
+    if (sameToken !== undefined) problems.push(`OPERATOR_CREDENTIALS: entry ${position} (${name}) shares the token of entry ${sameToken.position}`);
+    entries.push({ name, token, position });
+  });
+  const operators = entries.map(({ name, token }): OperatorCredential => ({ name, token }));
   if (operators.length === 0 && problems.every((problem) => !problem.startsWith('OPERATOR_CREDENTIALS'))) problems.push('OPERATOR_CREDENTIALS: name at least one operator');
   return {
     port: read.integer('OPERATIONS_PORT', 3005, 0, 65535),
     listen: readListen((name) => read.optional(name), 'OPERATIONS', problems),
     operators,
-    demoOperator: text === DEMO_OPERATOR,
+    // The published token is the demo whatever the name beside it or the entries around it.
+    demoOperator: operators.some((operator) => operator.token === DEMO_OPERATOR_TOKEN),
     consoleDir: read.optional('CONSOLE_DIR'),
   };
+}
+
+/**
+ * An operator token that is also the channel's key or the callback secret lets whoever holds
+ * one of them act as an operator (and the operator move customers' money): each must be its own.
+ */
+function checkOperatorTokensAreOwn(operators: readonly OperatorCredential[], outgoing: OutgoingConfig, problems: string[]): void {
+  for (const operator of operators) {
+    for (const [name, secret] of [['OUTGOING_API_KEY', outgoing.channelApiKey], ['CALLBACK_SECRET', outgoing.callbackSecret]] as const) {
+      if (operator.token === secret) problems.push(`OPERATOR_CREDENTIALS: the token of ${operator.name} must differ from ${name}`);
+    }
+  }
 }
 
 function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): OutgoingConfig {
@@ -359,6 +394,17 @@ function readSegments(read: Reader, problems: string[]): Segment[] {
     else if (!segments.includes(segment)) segments.push(segment);
   }
   return segments;
+}
+
+/** ALLOWED_HOSTS: host names or addresses (an IPv6 address in brackets), without a port. */
+function readAllowedHosts(read: Reader, problems: string[]): string[] {
+  const hosts: string[] = [];
+  for (const item of read.list('ALLOWED_HOSTS', [])) {
+    const name = item.toLowerCase();
+    if (!/^([a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})*|\[[0-9a-f:.]{2,45}\])$/.test(name) || name.length > 253) problems.push(`ALLOWED_HOSTS: "${item.slice(0, 64)}" is not a host name or address without a port`);
+    else if (!hosts.includes(name)) hosts.push(name);
+  }
+  return hosts;
 }
 
 function readPartyShare(read: Reader, problems: string[]): PartyShareField[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { isLoopbackHost } from './listen-security.js';
 
 const SECRETS = { OUTGOING_API_KEY: 'our-channel-key-0123456789', CALLBACK_SECRET: 'our-callback-secret-0123456789', OPERATOR_CREDENTIALS: 'ops:our-operator-token-0123456789' };
@@ -32,6 +32,61 @@ describe('where the servers listen', () => {
     expect(() => loadConfig({ OUTGOING_API_KEY: SECRETS.OUTGOING_API_KEY, CALLBACK_SECRET: SECRETS.CALLBACK_SECRET, OPERATIONS_HOST: '10.0.0.5' })).toThrow(
       'OPERATIONS_HOST (or HOST): "10.0.0.5" is reachable from other machines while the demo OPERATOR_CREDENTIALS is in use',
     );
+  });
+
+  it('keeps the published demo operator token on loopback whatever the name beside it or the entries around it', () => {
+    const secrets = { OUTGOING_API_KEY: SECRETS.OUTGOING_API_KEY, CALLBACK_SECRET: SECRETS.CALLBACK_SECRET, HOST: '0.0.0.0' };
+    const refusal = 'OPERATIONS_HOST (or HOST): "0.0.0.0" is reachable from other machines while the demo OPERATOR_CREDENTIALS is in use';
+    for (const credentials of [
+      'demo-operator:demo-operator-token-change-me',
+      'demo-operator:demo-operator-token-change-me,alice:alice-real-token-0123456789abcdef',
+      'admin:demo-operator-token-change-me',
+      'demo-operator:demo-operator-token-change-me,',
+      ' alice:alice-real-token-0123456789abcdef , root:demo-operator-token-change-me ',
+    ]) {
+      expect(() => loadConfig({ ...secrets, OPERATOR_CREDENTIALS: credentials }), credentials).toThrow(refusal);
+    }
+    // On loopback the demo token under any name is the demo, and allowed.
+    expect(loadConfig({ OPERATOR_CREDENTIALS: 'admin:demo-operator-token-change-me,' }).operations).toMatchObject({
+      operators: [{ name: 'admin', token: 'demo-operator-token-change-me' }],
+      demoOperator: true,
+    });
+    expect(loadConfig({ ...secrets, OPERATOR_CREDENTIALS: 'alice:alice-real-token-0123456789abcdef,' }).operations).toMatchObject({ demoOperator: false });
+  });
+
+  it('refuses an operator token that is also the channel key or the callback secret, naming neither', () => {
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({
+        OUTGOING_API_KEY: 'shared-secret-0123456789abcdef',
+        CALLBACK_SECRET: 'other-shared-secret-0123456789ab',
+        OPERATOR_CREDENTIALS: 'alice:shared-secret-0123456789abcdef,bob:other-shared-secret-0123456789ab,carol:carol-own-token-0123456789abc',
+      });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'OPERATOR_CREDENTIALS: the token of alice must differ from OUTGOING_API_KEY',
+      'OPERATOR_CREDENTIALS: the token of bob must differ from CALLBACK_SECRET',
+    ]);
+    // The demo defaults count too: an operator holding the published callback secret is refused on loopback as well.
+    expect(() => loadConfig({ OPERATOR_CREDENTIALS: 'alice:demo-callback-secret-change-me' })).toThrow('OPERATOR_CREDENTIALS: the token of alice must differ from CALLBACK_SECRET');
+  });
+
+  it('reads ALLOWED_HOSTS as lower-case names or bracketed addresses without a port', () => {
+    expect(loadConfig({}).allowedHosts).toEqual([]);
+    expect(loadConfig({ ALLOWED_HOSTS: 'Connector.Bank.Example, 10.0.0.5,[FD00::1],connector.bank.example' }).allowedHosts).toEqual(['connector.bank.example', '10.0.0.5', '[fd00::1]']);
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ ALLOWED_HOSTS: 'bank.example:443,fd00::1,*.bank.example' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    expect(problems).toEqual([
+      'ALLOWED_HOSTS: "bank.example:443" is not a host name or address without a port',
+      'ALLOWED_HOSTS: "fd00::1" is not a host name or address without a port',
+      'ALLOWED_HOSTS: "*.bank.example" is not a host name or address without a port',
+    ]);
   });
 
   it('reads TLS files per server and refuses half a configuration', () => {

@@ -62,6 +62,25 @@ const itemParams = {
   properties: { subject: { type: 'string', enum: [...SUBJECTS] }, id: textField(128) },
 } as const;
 
+/**
+ * Query strings of the operators' API. A repeated parameter (`id=a&id=b`) arrives as an array and
+ * would reach the store as one (a 500): every value must be one string, of bounded length.
+ * Parameters not listed are ignored, as before.
+ */
+const queryText = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+const itemsQuery = {
+  type: 'object',
+  properties: { id: queryText(128), subject: queryText(32), state: queryText(32), from: queryText(64), to: queryText(64), attention: { type: 'string', enum: ['true', 'false'] } },
+} as const;
+const auditQuery = { type: 'object', properties: { subject: queryText(64), since: queryText(64) } } as const;
+const reconciliationQuery = {
+  type: 'object',
+  properties: { date: queryText(10), from: queryText(64), to: queryText(64), format: { type: 'string', enum: ['json', 'csv'] } },
+} as const;
+type ItemsQuery = Partial<Record<'id' | 'subject' | 'state' | 'from' | 'to' | 'attention', string>>;
+type AuditQuery = Partial<Record<'subject' | 'since', string>>;
+type ReconciliationQuery = Partial<Record<'date' | 'from' | 'to' | 'format', string>>;
+
 interface ItemParams {
   subject: OperatorSubject;
   id: string;
@@ -91,7 +110,7 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
 
   server.get('/operations/summary', { onRequest: authenticate }, async () => summaryOf(options.metrics));
 
-  server.get<{ Querystring: Record<string, string> }>('/operations/items', { onRequest: authenticate }, async (request) => {
+  server.get<{ Querystring: ItemsQuery }>('/operations/items', { onRequest: authenticate, schema: { querystring: itemsQuery } }, async (request) => {
     const query = request.query;
     const subjects = query['subject'] === undefined ? SUBJECTS : [subjectOf(query['subject'])];
     const search: RecordSearch = {
@@ -123,7 +142,7 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
     return { item: paymentItem(payment), detail: paymentDetail(payment), history: await deps.audit.history('outgoing_payment', payment.homeTransactionId) };
   });
 
-  server.get<{ Querystring: Record<string, string> }>('/operations/audit', { onRequest: authenticate }, async (request) => {
+  server.get<{ Querystring: AuditQuery }>('/operations/audit', { onRequest: authenticate, schema: { querystring: auditQuery } }, async (request) => {
     const subject = request.query['subject'] === undefined ? undefined : parseAuditSubject(request.query['subject']);
     if (request.query['subject'] !== undefined && subject === undefined) throw new ConnectorError('ValidationFailed', `subject: "${request.query['subject']}" is not an audit subject`);
     const since = request.query['since'] === undefined ? undefined : instantOf(request.query['since'], 'since');
@@ -152,7 +171,7 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
     },
   );
 
-  server.get<{ Querystring: Record<string, string> }>('/operations/reconciliation', { onRequest: authenticate }, async (request, reply) => {
+  server.get<{ Querystring: ReconciliationQuery }>('/operations/reconciliation', { onRequest: authenticate, schema: { querystring: reconciliationQuery } }, async (request, reply) => {
     const period = periodOf(request.query);
     const report = await deps.reconciliation.run(period);
     if (request.query['format'] === 'csv') {

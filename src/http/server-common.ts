@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ConnectorError, type ErrorName } from '../domain/errors.js';
 import { textProblem } from '../domain/text.js';
+import { isLoopbackHost } from '../listen-security.js';
 import type { Logger } from '../ports/logger.js';
 import { mapError } from './error-mapping.js';
 import { parseJsonBody } from './json-body.js';
@@ -24,6 +25,12 @@ export interface ServerOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Prometheus metrics: requests of this server counted and timed, GET /metrics served. */
   readonly metrics?: ConnectorMetrics;
+  /**
+   * Names (lower case, no port) accepted in the Host header beside loopback's (ALLOWED_HOSTS).
+   * A server bound to a loopback address takes only loopback names and these; one bound beyond
+   * loopback takes any Host unless this list is given.
+   */
+  readonly allowedHosts?: readonly string[];
   /** Serve HTTPS with this certificate and key; with `ca`, clients must present a certificate it signed (mutual TLS). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer | undefined };
 }
@@ -50,6 +57,12 @@ function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; k
   return { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' };
 }
 
+/** Longest a TLS handshake may take (and never longer than the receive timeout). */
+export const MAX_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** Longest an idle keep-alive connection is kept (and never longer than the receive timeout). */
+export const MAX_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** The time limit of a request when the server's options set none. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
@@ -67,13 +80,18 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, checkIntervalMs, ...options.limits };
   // Node's own limits on receiving a request (headersTimeout may not exceed requestTimeout).
   const nodeServerOptions = { headersTimeout: limits.receiveTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs };
+  // A TLS socket counts against maxConnections from its TCP connection on, but the receive
+  // limits start once its handshake is done: without this a client that never begins one (no
+  // certificate needed) holds a slot for Node's default of 120 s.
+  const handshakeTimeoutMs = Math.min(MAX_HANDSHAKE_TIMEOUT_MS, limits.receiveTimeoutMs);
   const server = Fastify({
-    ...(options.tls === undefined ? { http: nodeServerOptions } : { https: { ...httpsOptions(options.tls), ...nodeServerOptions } }),
+    ...(options.tls === undefined ? { http: nodeServerOptions } : { https: { ...httpsOptions(options.tls), ...nodeServerOptions, handshakeTimeout: handshakeTimeoutMs } }),
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     connectionTimeout: requestTimeoutMs,
     requestTimeout: limits.receiveTimeoutMs,
-    keepAliveTimeout: 65_000,
+    // An idle keep-alive connection holds a slot too: no longer than a client may take to send a request.
+    keepAliveTimeout: Math.min(MAX_KEEP_ALIVE_TIMEOUT_MS, limits.receiveTimeoutMs),
     maxRequestsPerSocket: limits.maxRequestsPerSocket,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Answered by our own hook below, in the error contract.
@@ -110,6 +128,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     void reply.header('connection', 'close');
     done(new ConnectorError('ShuttingDown'));
   });
+  server.addHook('onRequest', hostCheck(server, options.allowedHosts ?? []));
   // Path and query text follows the same rules as body text (parseJsonBody).
   server.addHook('preValidation', (request, _reply, done) => {
     const problem = findParameterProblem(request.params, 'path parameter') ?? findParameterProblem(request.query, 'query parameter');
@@ -155,6 +174,40 @@ export function createServer(options: ServerOptions): FastifyInstance {
     done();
   });
   return server;
+}
+
+/**
+ * Refuses a request whose Host header names no address of this server. A web page the machine's
+ * browser opens can reach a loopback server by DNS rebinding (its own name made to resolve to
+ * 127.0.0.1), and the incoming server has no credentials of its own: such a request carries the
+ * page's name in Host. The port is not compared.
+ */
+function hostCheck(server: FastifyInstance, allowedHosts: readonly string[]): (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void {
+  let enforced: boolean | undefined;
+  return (request, _reply, done) => {
+    if (enforced === undefined) {
+      // Where the server is bound does not change once it listens.
+      const address = server.server.address();
+      enforced = allowedHosts.length > 0 || (typeof address === 'object' && address !== null && isLoopbackHost(address.address));
+    }
+    if (!enforced) return done();
+    const header = request.headers.host;
+    const name = header === undefined ? undefined : hostName(header);
+    if (name !== undefined && (isLoopbackHost(name) || allowedHosts.includes(name))) return done();
+    done(new ConnectorError('ValidationFailed', 'the Host header names no address of this server (loopback, or ALLOWED_HOSTS)'));
+  };
+}
+
+/** The name in a Host header, in lower case, without its port ("[::1]:3003" gives "[::1]"). */
+function hostName(header: string): string {
+  const text = header.trim().toLowerCase();
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']');
+    return end < 0 ? text : text.slice(0, end + 1);
+  }
+  const colon = text.indexOf(':');
+  // More than one colon is not a name and a port (an IPv6 address comes bracketed): kept whole.
+  return colon < 0 || text.indexOf(':', colon + 1) >= 0 ? text : text.slice(0, colon);
 }
 
 /** Route handlers still running, by server: a client that hangs up does not stop its handler. */
@@ -250,8 +303,14 @@ function findParameterProblem(values: unknown, kind: string): string | undefined
  * that are not HTTP, headers over the size limit, a client too slow to send its request):
  * answered in the error contract on the raw socket, which is then closed.
  */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+function answerClientError(error: Error & { code?: string }, socket: Duplex & { _httpMessage?: { readonly headersSent: boolean } | null }): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request refused before its body was read (a Host or a credential refused) has its answer
+  // under way on this socket; the body's error must not add a second one (as Node's own handler).
+  if (socket._httpMessage?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
   const [name, detail]: [ErrorName, string] =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? ['ClientTimeout', 'the request was not received in time']

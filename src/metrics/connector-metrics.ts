@@ -41,7 +41,20 @@ export function callOutcome(error: unknown): 'ok' | 'decline' | 'unavailable' | 
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fxp' = 'dfsp'): ConnectorMetrics {
+/**
+ * How long the figures read from the database (the gauges by state and of flagged items) serve
+ * scrapes by default: on PostgreSQL each reading counts the tables, so scrapes, however many and
+ * on whichever server, must not count them more often than this.
+ */
+export const DEFAULT_DATABASE_INTERVAL_MS = 5000;
+
+export interface ConnectorMetricsOptions {
+  /** The figures read from the database are read at most once in this many milliseconds (METRICS_DATABASE_INTERVAL_MS). */
+  readonly databaseIntervalMs?: number;
+}
+
+export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fxp' = 'dfsp', options: ConnectorMetricsOptions = {}): ConnectorMetrics {
+  const intervalMs = options.databaseIntervalMs ?? DEFAULT_DATABASE_INTERVAL_MS;
   const registry = new Registry();
   const requests = new Counter({ name: 'connector_http_requests_total', help: 'HTTP requests answered, by server, route, method and status', labelNames: ['server', 'route', 'method', 'status'], registers: [registry] });
   const requestSeconds = new Histogram({ name: 'connector_http_request_duration_seconds', help: 'Time to answer a request, by server and route', labelNames: ['server', 'route'], buckets: LATENCY_BUCKETS, registers: [registry] });
@@ -54,17 +67,18 @@ export function createConnectorMetrics(database: SqlDatabase, mode: 'dfsp' | 'fx
   const recoveryItems = new Counter({ name: 'connector_recovery_items_total', help: 'Items the recovery worker took up, by kind and result (claimed, finished, failed)', labelNames: ['kind', 'result'], registers: [registry] });
 
   if (mode === 'fxp') {
-    stateGauge(registry, database, 'connector_fx_conversions', 'FX conversions (fxTransfers) by state', FX_CONVERSIONS);
+    const figures = sharedReading(async () => ({ conversions: await stateCounts(database, FX_CONVERSIONS), quotes: await stateCounts(database, FX_QUOTES) }), intervalMs);
+    stateGauge(registry, 'connector_fx_conversions', 'FX conversions (fxTransfers) by state', async () => (await figures()).conversions);
     new Gauge({
       name: 'connector_fx_quotes',
       help: 'FX quotes given',
       registers: [registry],
       async collect() {
-        const [given] = await stateCounts(database, FX_QUOTES);
+        const [given] = (await figures()).quotes;
         this.set(given?.count ?? 0);
       },
     });
-  } else registerPaymentGauges(registry, database);
+  } else registerPaymentGauges(registry, database, intervalMs);
 
   return {
     registry,
@@ -154,15 +168,38 @@ function registerDatabaseWork(registry: Registry, database: SqlDatabase): void {
   }
 }
 
-/** A gauge of a table's records by state, read at each scrape (states with no records left out). */
-function stateGauge(registry: Registry, database: SqlDatabase, name: string, help: string, counted: CountedTable): void {
+/**
+ * A reading shared by whoever asks while it is under way (concurrent scrapes, and the gauges of
+ * one scrape), then kept for `intervalMs` after it ends: however many scrape, the database is
+ * read at most once per interval. A failed reading is not kept; the next scrape reads again.
+ */
+function sharedReading<T>(read: () => Promise<T>, intervalMs: number): () => Promise<T> {
+  let current: { readonly reading: Promise<T>; endedAtMs: number | undefined } | undefined;
+  return () => {
+    if (current !== undefined && (current.endedAtMs === undefined || performance.now() - current.endedAtMs < intervalMs)) return current.reading;
+    const entry: { readonly reading: Promise<T>; endedAtMs: number | undefined } = { reading: read(), endedAtMs: undefined };
+    current = entry;
+    entry.reading.then(
+      () => {
+        entry.endedAtMs = performance.now();
+      },
+      () => {
+        if (current === entry) current = undefined;
+      },
+    );
+    return entry.reading;
+  };
+}
+
+/** A gauge of a table's records by state (states with no records left out). */
+function stateGauge(registry: Registry, name: string, help: string, read: () => Promise<ReadonlyArray<{ state: string; count: number }>>): void {
   new Gauge({
     name,
     help,
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const rows = await stateCounts(database, counted);
+      const rows = await read();
       this.reset();
       for (const row of rows) this.set({ state: row.state }, row.count);
     },
@@ -170,26 +207,32 @@ function stateGauge(registry: Registry, database: SqlDatabase, name: string, hel
 }
 
 /**
- * The payee and payer sides' gauges, read from the store at each scrape: the truth across
- * replicas. The figures by state come from `stateCounts` (kept by triggers on SQLite, counted on
- * PostgreSQL); the flagged items are counted through their attention indexes.
+ * The payee and payer sides' gauges, read from the store (the truth across replicas) at most
+ * once per `intervalMs`. The figures by state come from `stateCounts` (kept by triggers on
+ * SQLite, counted on PostgreSQL); the flagged items are counted through their attention indexes.
  */
-function registerPaymentGauges(registry: Registry, database: SqlDatabase): void {
-  stateGauge(registry, database, 'connector_identifiers', 'Customer identifiers in the registry, by registration state', IDENTIFIERS);
-  stateGauge(registry, database, 'connector_incoming_transfers', 'Incoming transfers by state', INCOMING_TRANSFERS);
-  stateGauge(registry, database, 'connector_outgoing_payments', 'Outgoing payments by state', OUTGOING_PAYMENTS);
+function registerPaymentGauges(registry: Registry, database: SqlDatabase, intervalMs: number): void {
+  const figures = sharedReading(async () => {
+    const identifiers = await stateCounts(database, IDENTIFIERS);
+    const incoming = await stateCounts(database, INCOMING_TRANSFERS);
+    const outgoing = await stateCounts(database, OUTGOING_PAYMENTS);
+    const reader = database.reader<{ inbound_transfers: { needs_attention: number }; outgoing_payments: { needs_attention: number } }>();
+    const inbound = await reader.selectFrom('inbound_transfers').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
+    const flagged = await reader.selectFrom('outgoing_payments').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
+    return { identifiers, incoming, outgoing, attention: { incoming: Number(inbound?.count ?? 0), outgoing: Number(flagged?.count ?? 0) } };
+  }, intervalMs);
+  stateGauge(registry, 'connector_identifiers', 'Customer identifiers in the registry, by registration state', async () => (await figures()).identifiers);
+  stateGauge(registry, 'connector_incoming_transfers', 'Incoming transfers by state', async () => (await figures()).incoming);
+  stateGauge(registry, 'connector_outgoing_payments', 'Outgoing payments by state', async () => (await figures()).outgoing);
   new Gauge({
     name: 'connector_items_needing_attention',
     help: 'Items flagged for an operator, by kind',
     labelNames: ['kind'],
     registers: [registry],
     async collect() {
-      const reader = database.reader<{ inbound_transfers: { needs_attention: number }; outgoing_payments: { needs_attention: number } }>();
-      const inbound = await reader.selectFrom('inbound_transfers').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
-      const outgoing = await reader.selectFrom('outgoing_payments').select((eb) => eb.fn.countAll<string | number>().as('count')).where('needs_attention', '=', 1).executeTakeFirst();
-      this.set({ kind: 'incoming_transfer' }, Number(inbound?.count ?? 0));
-      this.set({ kind: 'outgoing_payment' }, Number(outgoing?.count ?? 0));
+      const { attention } = await figures();
+      this.set({ kind: 'incoming_transfer' }, attention.incoming);
+      this.set({ kind: 'outgoing_payment' }, attention.outgoing);
     },
   });
-
 }

@@ -1,14 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
-import { startHarness, type Harness } from '../support/sandbox-harness.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
+import { reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 /** GET /metrics after scripted flows: exact counts, no ids or personal data in any label. */
 
 let h: Harness | undefined;
+let postgres: TestDatabase | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
+  await postgres?.drop();
+  postgres = undefined;
 });
 
 async function scrape(url: string): Promise<string> {
@@ -72,6 +76,46 @@ describe('Prometheus metrics of the outgoing side', () => {
     expect(samples(text, 'connector_switch_calls_total')).toEqual(['connector_switch_calls_total{operation="registerIdentifiers",outcome="answered"} 2']);
     expect(samples(text, 'connector_identifiers')).toEqual(['connector_identifiers{state="FAILED"} 1', 'connector_identifiers{state="REGISTERED"} 1']);
     expect(samples(text, 'connector_switch_call_duration_seconds_count')).toEqual(['connector_switch_call_duration_seconds_count{operation="registerIdentifiers"} 2']);
+  });
+});
+
+describe('the figures read from the database', () => {
+  /** The gauges read from the store: on PostgreSQL each reading counts the tables. */
+  const storeFigures = (text: string): string[] =>
+    text.split('\n').filter((line) => /^connector_(identifiers|incoming_transfers|outgoing_payments|items_needing_attention)[{ ]/.test(line));
+
+  it.each(['sqlite', 'postgres'] as const)('are read once for concurrent scrapes on every server, and not again within METRICS_DATABASE_INTERVAL_MS (%s)', async (dialect) => {
+    postgres = dialect === 'postgres' ? await createTestDatabase() : undefined;
+    h = await startHarness({ env: { METRICS_DATABASE_INTERVAL_MS: '1000', ...(postgres === undefined ? {} : { DATABASE_URL: postgres.url }) } });
+    const harness = h;
+    await reserveIncoming(harness, '100');
+    const statements = (): number => harness.app.database.work().statements;
+    // Three readings by state and two of the attention indexes: five statements per reading.
+    const before = statements();
+    const texts = await Promise.all(Array.from({ length: 30 }, (_, i) => scrape([harness.incomingUrl, harness.outgoingUrl, harness.operationsUrl][i % 3] ?? '')));
+    expect(statements() - before).toBe(5);
+    const expected = [
+      'connector_incoming_transfers{state="RESERVED"} 1',
+      'connector_items_needing_attention{kind="incoming_transfer"} 0',
+      'connector_items_needing_attention{kind="outgoing_payment"} 0',
+    ];
+    expect(new Set(texts.map((text) => storeFigures(text).join('\n')))).toEqual(new Set([expected.join('\n')]));
+
+    // Within the interval a scrape sends no statement, though the figures changed meanwhile.
+    const transferId = await reserveIncoming(harness, '5');
+    const afterWrite = statements();
+    expect(storeFigures(await scrape(harness.outgoingUrl))).toEqual(expected);
+    expect(statements()).toBe(afterWrite);
+
+    // Once the interval has passed, one scrape reads them again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(storeFigures(await scrape(harness.incomingUrl))).toEqual([
+      'connector_incoming_transfers{state="RESERVED"} 2',
+      'connector_items_needing_attention{kind="incoming_transfer"} 0',
+      'connector_items_needing_attention{kind="outgoing_payment"} 0',
+    ]);
+    expect(statements() - afterWrite).toBe(5);
+    expect(transferId).not.toBe('');
   });
 });
 

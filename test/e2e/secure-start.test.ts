@@ -45,6 +45,38 @@ describe('the built connector refuses to listen beyond loopback with the demo cr
     });
   });
 
+  it('the published operator token under another name, beside a real operator, beyond loopback: exit code 2', async () => {
+    const outcome = await runUntilExit(build.mainPath, workDir, {
+      DATABASE_URL: join(workDir, 'never-opened.db'),
+      OUTGOING_API_KEY: 'our-channel-key-0123456789',
+      CALLBACK_SECRET: 'our-callback-secret-0123456789',
+      OPERATIONS_HOST: '0.0.0.0',
+      OPERATOR_CREDENTIALS: 'alice:alice-real-token-0123456789abcdef,admin:demo-operator-token-change-me,',
+    });
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: [
+        'invalid configuration:',
+        '  - OPERATIONS_HOST (or HOST): "0.0.0.0" is reachable from other machines while the demo OPERATOR_CREDENTIALS is in use; set your own secrets (README, "Security") or listen on 127.0.0.1',
+        '',
+      ].join('\n'),
+    });
+  });
+
+  it('an operator token pasted without its name stays out of the refusal on stderr: the entry is named by its position', async () => {
+    const token = 'Zq8vN3kR7tY2wP5mL9xC4bH6jD1fG0sA';
+    const outcome = await runUntilExit(build.mainPath, workDir, {
+      DATABASE_URL: join(workDir, 'never-opened.db'),
+      OPERATOR_CREDENTIALS: `alice:alice-real-token-0123456789abcdef,${token},bob=${token}`,
+    });
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: ['invalid configuration:', '  - OPERATOR_CREDENTIALS: entry 2 is not name:token (no colon)', '  - OPERATOR_CREDENTIALS: entry 3 is not name:token (no colon)', ''].join('\n'),
+    });
+  });
+
   it('a TLS file that cannot be read stops the start with the setting that names it', async () => {
     const outcome = await runUntilExit(build.mainPath, workDir, {
       DATABASE_URL: join(workDir, 'never-opened-either.db'),

@@ -203,7 +203,7 @@ function buildCase(f: Fuzzer, ids: { quote: Record<string, unknown>; transfer: R
     'GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
     'POST /quoterequests HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n',
     `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000 + f.int(20_000))}\r\n\r\n`,
-    `GET /${'%'.repeat(1 + f.int(50))} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `GET /${'%'.repeat(1 + f.int(50))} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
     'GET /health HTTP/1.0\r\n\r\n',
     `\u0000\u0001\u0002 / HTTP/1.1\r\n\r\n`,
     'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n',
