@@ -106,7 +106,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     details: () => ({ rates: rates.status() }),
   };
   const tls = config.listen.incoming.tls === undefined ? undefined : await readTlsMaterial(config.listen.incoming.tls, 'INCOMING');
-  const metrics = createConnectorMetrics(database, 'fxp');
+  const metrics = createConnectorMetrics(database, 'fxp', { databaseIntervalMs: config.metricsDatabaseIntervalMs });
   const server = buildFxpServer(conversions, health, {
     logger,
     metrics,

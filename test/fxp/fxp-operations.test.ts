@@ -164,6 +164,8 @@ describe('FX provider operations server', () => {
     expect((await fx.callOperations('GET', '/operations/fx-conversions')).status).toBe(401);
     expect(await fx.callOperations('GET', '/operations/whoami', undefined, 'ben-token-0123456789abcdefghij')).toEqual({ status: 200, body: { operator: 'ben' } });
     expect((await fx.callOperations('GET', '/operations/fx-conversions?state=HELD', undefined, ANA)).status).toBe(400);
+    expect((await fx.callOperations('GET', '/operations/fx-conversions?state=RESERVED&state=ABORTED', undefined, ANA)).status).toBe(400);
+    expect((await fx.callOperations('GET', '/operations/fx-conversions?attention=yes', undefined, ANA)).status).toBe(400);
     const unknown = '01JDV6M3AZ6XK1B0SPZ8Q4W2RA';
     expect((await fx.callOperations('GET', `/operations/fx-conversions/${unknown}`, undefined, ANA)).status).toBe(404);
     expect((await fx.callOperations('POST', `/operations/fx-conversions/${unknown}/resolve`, { outcome: 'COMMITTED', reason: 'r' }, ANA)).status).toBe(400);

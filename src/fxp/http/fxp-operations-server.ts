@@ -43,7 +43,11 @@ export function buildFxpOperationsServer(deps: { readonly store: FxStore; readon
 
   server.get('/operations/whoami', { onRequest: authenticate }, (request) => ({ operator: operatorOf(request) }));
 
-  server.get<{ Querystring: Record<string, string> }>('/operations/fx-conversions', { onRequest: authenticate }, async (request) => {
+  const listQuery = {
+    type: 'object',
+    properties: { state: { type: 'string', maxLength: 16 }, attention: { type: 'string', enum: ['true', 'false'] } },
+  } as const;
+  server.get<{ Querystring: Record<string, string> }>('/operations/fx-conversions', { onRequest: authenticate, schema: { querystring: listQuery } }, async (request) => {
     const { state, attention } = request.query;
     if (state !== undefined && state !== '' && !STATES.some((known) => known === state)) {
       throw new ConnectorError('ValidationFailed', `state: "${state}" is not one of ${STATES.join(', ')}`);
