@@ -156,7 +156,7 @@ export class InboundSettlement {
     // A contradiction the switch reported stays the transfer's flag and its last error.
     const failed = isContradiction(transfer.lastError) ? { ...attempt, lastError: transfer.lastError, needsAttention: true } : attempt;
     const bindings = { transferId: transfer.transferId, state: transfer.state, attempts: failed.attempts, code: errorCodeOf(error) };
-    if (!(await this.store.recordTransferAttempt(transfer.transferId, transfer.state, failed))) {
+    if (!(await this.store.recordTransferAttempt(transfer.transferId, transfer.state, { ...failed, keepContradiction: true }))) {
       // Another request or worker moved the transfer on meanwhile: its bookkeeping stands.
       this.logger.info(bindings, 'institution call failed after the transfer moved on; nothing recorded');
       return;

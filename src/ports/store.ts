@@ -93,9 +93,10 @@ export interface TransferChanges {
   /** The code of the error that caused this change, for the audit trail only (not stored on the transfer). */
   readonly errorCode?: string;
   /**
-   * A transition only: lastError and needsAttention stay as stored when the stored last error
-   * records a contradiction (src/domain/contradiction.ts), decided by the store in the same write,
-   * so that a contradiction flagged by another process while the step ran outlives it.
+   * lastError and needsAttention stay as stored when the stored last error records a
+   * contradiction (src/domain/contradiction.ts), decided by the store in the same write, so that a
+   * contradiction flagged by another process while the step ran outlives the step's failed
+   * attempts and its end.
    */
   readonly keepContradiction?: boolean;
 }

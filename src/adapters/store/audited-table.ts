@@ -171,9 +171,10 @@ export class AuditedTable<Row extends AuditedRow> {
   }
 
   /** A failed attempt or a flag of a worked record in `state`, giving up any lease; false when it was not in `state`. */
-  async recordAttemptReleasing(database: SqlDatabase, key: string, state: string, changes: Partial<Row>, at: string, errorCode: string | null): Promise<boolean> {
+  async recordAttemptReleasing(database: SqlDatabase, key: string, state: string, changes: Partial<Row>, at: string, errorCode: string | null, keepContradiction = false): Promise<boolean> {
     const set = { ...changes, lease_until: null } as Partial<Row>;
-    return (await this.update(database, { key, event: 'attempt', from: [state], set, at, errorCode })) !== undefined;
+    const keep = keepContradiction ? { keepContradiction: true } : {};
+    return (await this.update(database, { key, event: 'attempt', from: [state], set, at, errorCode, ...keep })) !== undefined;
   }
 
   /** Brings a worked record's next attempt forward to `now`, unless another worker holds it; false when it did not. */

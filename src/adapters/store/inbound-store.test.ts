@@ -240,6 +240,17 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
         expect(await store().findTransfer('t-14')).toMatchObject({ lastError: contradiction, needsAttention: true });
       });
 
+      it('with keepContradiction, a failed attempt written from the record before the flag keeps it too', async () => {
+        const contradiction = contradictionNote('ABORTED', 'transfer', 'COMMITTING');
+        await store().insertTransfer(newTransfer('t-16', { state: 'COMMITTING' }));
+        expect(await store().recordTransferAttempt('t-16', 'COMMITTING', { lastError: contradiction, needsAttention: true })).toBe(true);
+        const failed = { attempts: 1, nextAttemptAt: at(9 * SECOND), lastError: 'institution timed out', needsAttention: false, keepContradiction: true };
+        expect(await store().recordTransferAttempt('t-16', 'COMMITTING', failed)).toBe(true);
+        expect(await store().findTransfer('t-16')).toMatchObject({ attempts: 1, nextAttemptAt: at(9 * SECOND), lastError: contradiction, needsAttention: true });
+        const done = { attempts: 0, nextAttemptAt: null, lastError: null, needsAttention: false, keepContradiction: true };
+        expect(await store().transitionTransfer('t-16', ['COMMITTING'], 'COMMITTED', done)).toMatchObject({ lastError: contradiction, needsAttention: true });
+      });
+
       it('lets exactly one of 20 concurrent transitions of the same transfer win', async () => {
         await store().insertTransfer(newTransfer('t-12', { state: 'RESERVED' }));
         const targets: InboundTransferState[] = Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? 'COMMITTING' : 'RELEASING'));

@@ -125,7 +125,7 @@ export class SqlInboundStore implements InboundStore {
   }
 
   async recordTransferAttempt(transferId: string, state: InboundTransferState, changes: TransferChanges): Promise<boolean> {
-    return TRANSFERS.recordAttemptReleasing(this.database, transferId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes));
+    return TRANSFERS.recordAttemptReleasing(this.database, transferId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes), changes.keepContradiction === true);
   }
 
   async scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {

@@ -334,7 +334,7 @@ export class FxConversions {
     const message = error instanceof Error ? error.message : String(error);
     // A contradiction the switch reported stays the conversion's last error.
     const lastError = isContradiction(conversion.lastError) ? conversion.lastError : message.slice(0, 500);
-    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError });
+    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError, keepContradiction: true });
     this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
   }
 

@@ -148,7 +148,7 @@ export interface ConversionChanges {
   readonly needsAttention?: boolean;
   readonly lastError?: string | null;
   readonly errorName?: string | null;
-  /** A transition only: see TransferChanges.keepContradiction (src/ports/store.ts). */
+  /** See TransferChanges.keepContradiction (src/ports/store.ts). */
   readonly keepContradiction?: boolean;
 }
 
@@ -251,7 +251,8 @@ export class FxStore {
   async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
     const now = this.#now().toISOString();
     const set = { updated_at: now, ...columns(changes) };
-    await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'attempt', from: [state], set, at: now, errorCode: changes.errorName ?? null });
+    const keep = changes.keepContradiction === true ? { keepContradiction: true } : {};
+    await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'attempt', from: [state], set, at: now, errorCode: changes.errorName ?? null, ...keep });
   }
 
   /**
