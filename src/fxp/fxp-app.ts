@@ -114,6 +114,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     limits: config.serverLimits,
     requestTimeoutMs: config.incomingRequestTimeoutMs,
     name: 'fxp',
+    allowedHosts: config.allowedHosts,
     ...(tls === undefined ? {} : { tls }),
   });
 
@@ -125,6 +126,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     bodyLimitBytes: config.bodyLimitBytes,
     limits: config.serverLimits,
     name: 'operations',
+    allowedHosts: config.allowedHosts,
     operators: config.operations.operators,
     ...(operationsTls === undefined ? {} : { tls: operationsTls }),
   });

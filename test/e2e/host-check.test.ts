@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { quoteRequest } from '../support/backend-bodies.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { startFxpHarness } from '../fxp/support/fxp-harness.js';
 
 /**
  * DNS rebinding: a web page the machine's browser opens can make its own name resolve to
@@ -70,6 +71,18 @@ describe('the Host header', () => {
       for (const host of [`localhost:${portOf(url)}`, 'localhost', `LOCALHOST:${portOf(url)}`, `127.0.0.1:${portOf(url)}`, '127.0.0.1', `[::1]:${portOf(url)}`, '[::1]']) {
         expect((await send(url, host)).status, `${url} ${host}`).toBe(200);
       }
+    }
+  });
+
+  it('FX provider mode: ALLOWED_HOSTS is served on both its servers, other names refused', async () => {
+    const fx = await startFxpHarness({ env: { ALLOWED_HOSTS: 'fx.bank.example' } });
+    try {
+      for (const url of [fx.url, fx.operationsUrl]) {
+        expect((await send(url, 'fx.bank.example')).status, url).toBe(200);
+        expect(await send(url, 'rebind.attacker.example'), url).toEqual(REFUSED);
+      }
+    } finally {
+      await fx.close();
     }
   });
 
