@@ -129,6 +129,10 @@ describe('FineractCoreBanking: who released a hold, told by the release keys (ne
     await adapter.reserve(commitRequest(fineract));
     await adapter.commit(commitRequest(fineract));
     await expectConnectorError(adapter.release(REF, zmw('12.34')), 'TransferStateConflict', /was released by its commit/);
+    // Asked again, the release spends no further key: each probe's "not on hold" is replayed.
+    const mark = fineract.requests.length;
+    await expectConnectorError(adapter.release(REF, zmw('12.34')), 'TransferStateConflict', /was released by its commit/);
+    expect(writes(fineract, mark)).toEqual([`holdAmount ${idempotencyKey(REF, 'hold')}`, `releaseAmount ${idempotencyKey(REF, 'abort-release')}`, `releaseAmount ${idempotencyKey(REF, 'release-hold')}`]);
     expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['62.34', '987.66', '987.66', '1261']);
   });
 

@@ -412,6 +412,8 @@ export class FineractCoreBanking implements CoreBanking {
       if (stillRunning(answer)) {
         throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
       }
+      // "Not on hold", replayed or not, is the answer a probe asks for: no further key is spent on it.
+      if (options.notOnHold === true && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return NOT_ON_HOLD;
       const replayedFailure = answer.status >= 400 && answer.headers[SERVED_FROM_CACHE] === 'true';
       if (replayedFailure && attempt + 1 < KEYS_PER_STEP) {
         // A key spent on a shortfall: the next key would send the command again, which would only
@@ -421,7 +423,6 @@ export class FineractCoreBanking implements CoreBanking {
         }
         continue;
       }
-      if (options.notOnHold === true && answer.status === 400 && readError(answer.body).codes.some((code) => code.includes('not.on.hold'))) return NOT_ON_HOLD;
       const spent = replayedFailure ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
       if (answer.status >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}${spent}: HTTP ${answer.status}`);
       if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
