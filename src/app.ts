@@ -190,14 +190,16 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     leaseMs: config.recovery.leaseMs,
   });
   const identifierStore = new IdentifierStore(database, () => clock.now());
+  // An identifier's platform call holds it for as long as the switch connector may take on it.
+  const identifierLeaseMs = config.sdkTimeoutMs + 5000;
   const identifiers = new IdentifierRegistration(identifierStore, coreBanking, switchConnector, clock, logger, {
     segments: config.identifierSegments,
     baseBackoffMs: config.recovery.baseBackoffMs,
     maxBackoffMs: config.recovery.maxBackoffMs,
     batchSize: config.identifierBatchSize,
-    leaseMs: config.sdkTimeoutMs + 5000,
+    leaseMs: identifierLeaseMs,
   });
-  const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger, config.sdkTimeoutMs + 5000);
+  const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger, identifierLeaseMs);
   const outgoingLoop = new RecoveryLoop(
     async () => {
       const report = await outgoingRecovery.runOnce();

@@ -58,10 +58,10 @@ function httpsOptions(tls: NonNullable<ServerOptions['tls']>): { cert: Buffer; k
 }
 
 /** Longest a TLS handshake may take (and never longer than the receive timeout). */
-export const MAX_HANDSHAKE_TIMEOUT_MS = 10_000;
+const MAX_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** Longest an idle keep-alive connection is kept (and never longer than the receive timeout). */
-export const MAX_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const MAX_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** The time limit of a request when the server's options set none. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;

@@ -321,8 +321,8 @@ export class IdentifierJobs {
       // job here, the line still pending; the next pass resumes it. Only the connector's own
       // decisions on the line are its outcome: a store error had made it REFUSED for good.
       if (!isConnectorError(error) || error.category === 'unavailable' || error.category === 'timeout' || error.category === 'internal') throw error;
-      const outcome = isConnectorError(error) && error.category === 'invalid' ? 'INVALID' : 'REFUSED';
-      await this.#setLine(jobId, row.line, outcome, (error instanceof Error ? error.message : String(error)).slice(0, 256));
+      const outcome = error.category === 'invalid' ? 'INVALID' : 'REFUSED';
+      await this.#setLine(jobId, row.line, outcome, error.message.slice(0, 256));
     }
   }
 

@@ -1,5 +1,5 @@
 import type { ConversionCharge, ConversionTerms, OutboundTransfer, ReturnedQuote, WireMoney } from '../../ports/outgoing-switch.js';
-import { isObject } from './sdk-client.js';
+import { isObject, pick } from './sdk-client.js';
 
 /**
  * Reads the switch connector's outbound transfer body (transferResponse of the outbound API
@@ -40,12 +40,8 @@ export function readOutboundTransfer(body: unknown): OutboundTransfer {
  * is simply no hub error.
  */
 function hubErrorCodeOf(body: Record<string, unknown>): string | undefined {
-  let at: unknown = body;
-  for (const key of ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']) {
-    if (!isObject(at)) return undefined;
-    at = at[key];
-  }
-  return typeof at === 'string' && at !== '' ? at : undefined;
+  const code = pick(body, ['lastError', 'mojaloopError', 'errorInformation', 'errorCode']);
+  return typeof code === 'string' && code !== '' ? code : undefined;
 }
 
 /** The transfer state carried in a switch error body ({statusCode, message, transferState}). */

@@ -268,7 +268,7 @@ function definedOnly<T extends Record<string, unknown>>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-function pick(value: unknown, path: readonly string[]): unknown {
+export function pick(value: unknown, path: readonly string[]): unknown {
   let current: unknown = value;
   for (const key of path) {
     if (!isObject(current)) return undefined;

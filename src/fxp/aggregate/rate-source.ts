@@ -11,16 +11,16 @@ export interface RateSourceSettings {
 }
 
 /**
- * The provider's rates as the connector last fetched them. Quotes price from here, never from
- * a table older than maxAgeMs: a failing exchange makes quotes fail (FxRatesStale, 4xx) rather
- * than lock old rates.
- */
-/**
  * How far ahead of this clock an exchange may date its table (clock skew). A table dated further
  * ahead could never be judged stale by its age, so it is refused.
  */
 export const RATES_FUTURE_TOLERANCE_MS = 60_000;
 
+/**
+ * The provider's rates as the connector last fetched them. Quotes price from here, never from
+ * a table older than maxAgeMs: a failing exchange makes quotes fail (FxRatesStale, 4xx) rather
+ * than lock old rates.
+ */
 export class RateSource {
   #table: RateTable | undefined;
   #timer: NodeJS.Timeout | undefined;

@@ -45,16 +45,12 @@ export function buildFxpOperationsServer(deps: { readonly store: FxStore; readon
 
   const listQuery = {
     type: 'object',
-    properties: { state: { type: 'string', maxLength: 16 }, attention: { type: 'string', enum: ['true', 'false'] } },
+    properties: { state: { type: 'string', enum: ['', ...STATES] }, attention: { type: 'string', enum: ['true', 'false'] } },
   } as const;
-  server.get<{ Querystring: Record<string, string> }>('/operations/fx-conversions', { onRequest: authenticate, schema: { querystring: listQuery } }, async (request) => {
+  server.get<{ Querystring: { state?: ConversionState | ''; attention?: 'true' | 'false' } }>('/operations/fx-conversions', { onRequest: authenticate, schema: { querystring: listQuery } }, async (request) => {
     const { state, attention } = request.query;
-    if (state !== undefined && state !== '' && !STATES.some((known) => known === state)) {
-      throw new ConnectorError('ValidationFailed', `state: "${state}" is not one of ${STATES.join(', ')}`);
-    }
-    if (attention !== undefined && attention !== 'true' && attention !== 'false') throw new ConnectorError('ValidationFailed', 'attention: true or false');
     const conversions = await deps.store.searchConversions({
-      ...(state === undefined || state === '' ? {} : { state: state as ConversionState }),
+      ...(state === undefined || state === '' ? {} : { state }),
       ...(attention === undefined ? {} : { needsAttention: attention === 'true' }),
       limit: MAX_LIST + 1,
     });

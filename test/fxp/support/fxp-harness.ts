@@ -4,12 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { request } from 'undici';
-import { loadConfig, type Env } from '../../../src/config.js';
+import { DEMO_OPERATOR_TOKEN, loadConfig, type Env } from '../../../src/config.js';
 import { buildFxpApp, type FxpApp, type FxpOverrides } from '../../../src/fxp/fxp-app.js';
 import { ManualClock, type HttpAnswer } from '../../support/harness.js';
-
-/** The demo operator's token (OPERATOR_CREDENTIALS' default, loopback only). */
-export const DEMO_OPERATOR_TOKEN = 'demo-operator-token-change-me';
 
 /** The connector in FX provider mode on loopback, on a real SQLite file (or DATABASE_URL), with the sandbox exchange. */
 export interface FxpHarness {

@@ -40,7 +40,7 @@ import { COLLECTION_CODES, DISBURSEMENT_CODES, type AirtelCollectionRequest, typ
  * Attempts of one disbursement, each under its own Airtel transaction id, before the adapter
  * stops and asks for a payment by hand (each attempt that failed is final at Airtel).
  */
-export const DISBURSEMENT_GENERATIONS = 8;
+const DISBURSEMENT_GENERATIONS = 8;
 
 export interface AirtelDeps {
   readonly clock: Clock;

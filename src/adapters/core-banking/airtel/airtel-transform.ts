@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { ConnectorError } from '../../../domain/errors.js';
+import { nameBasedUuid } from '../../../domain/outgoing-references.js';
 import type { PartyId } from '../../../domain/identifiers.js';
 import type { InstitutionTransactionStatus, PartyDetails } from '../../../ports/core-banking.js';
 import { JsonNumber } from '../shared/decimal-json.js';
@@ -124,12 +124,7 @@ export function toAirtelMsisdn(idValue: string, dialingCode: string): string | u
  * restart derives the same ids and Airtel still refuses to pay any one of them twice.
  */
 export function disbursementId(reference: string, generation: number): string {
-  if (generation === 0) return reference;
-  const bytes = createHash('sha1').update(`core-connector:airtel-disbursement:${reference}:${generation}`).digest().subarray(0, 16);
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return generation === 0 ? reference : nameBasedUuid(`core-connector:airtel-disbursement:${reference}:${generation}`);
 }
 
 /** Airtel's `reference` field takes 4-64 letters and digits; our references are ULIDs or UUIDs. */

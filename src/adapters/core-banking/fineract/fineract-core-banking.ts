@@ -70,10 +70,10 @@ export interface FineractDeps {
  * failure, which booked nothing, moves the step to its next key (see #command).
  * No operation reads a statement: the float's history grows without bound. Where a state is
  * needed, the hold is read by its transaction id (Fineract reports `releaseTransactionId` 0 while
- * it is unreleased), and one search by receipt number finds our deposits and withdrawals: a
- * commit refuses a hold an abort released, a release refuses a committed reservation, and
- * transactionStatus reads where an operation stands. Operations on one reference take turns in
- * this process; across replicas the keys keep each step single.
+ * it is unreleased), and who released a released hold is told by the release keys (#releasedBy):
+ * a commit refuses a hold an abort released, a release refuses a hold its commit released.
+ * Operations on one reference take turns in this process; across replicas the keys keep each
+ * step single.
  */
 export class FineractCoreBanking implements CoreBanking {
   /** Operations on one reference take turns in this process, so they do not meet Fineract's 425 among themselves. */
@@ -295,7 +295,7 @@ export class FineractCoreBanking implements CoreBanking {
     return float;
   }
 
-  /** The float with its balances: only where a balance decides (a refund's funding check). */
+  /** The float with its balances: only where a balance decides (a refund's funding check; #floatCovers). */
   async #floatBalances(operation: string, currency: string): Promise<FineractFloatAccount> {
     const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');

@@ -11,10 +11,9 @@
  *   GET  /savingsaccounts/{id}/transactions/{txId}       one transaction (our hold) by its id
  *   POST /savingsaccounts/{id}/transactions?command=deposit | withdrawal | holdAmount
  *   POST /savingsaccounts/{id}/transactions/{holdId}?command=releaseAmount
- *   GET  /search?query={reference}&resource=savingsTransactions&exactMatch=true
  *   GET  /paymenttypes                                   start-up check of FINERACT_PAYMENT_TYPE_ID
  *   GET  /savingsaccounts/{id}/transactions/search?fromDate&toDate&types&offset&limit
- *                                                        the float's withdrawals of a period (reconciliation)
+ *                                                        the float's deposits and withdrawals of a period (reconciliation)
  * Every call carries `Authorization: Basic ...` and `Fineract-Platform-TenantId`; every POST an
  * `Idempotency-Key` (Fineract 1.9 and later), and its answer is read with `x-served-from-cache`.
  * Commands are dated `yyyy-MM-dd` with the tenant's day (FINERACT_TIMEZONE).
@@ -58,7 +57,8 @@ export interface FineractSavingsAccount {
 
 /**
  * The float with its balances, read only where a balance decides something (a refund checks the
- * float can fund it). Balances are signed decimal text at Fineract's scale, as Fineract wrote
+ * float can fund it; a float withdrawal refused for a short float is sent again only once the
+ * float covers it). Balances are signed decimal text at Fineract's scale, as Fineract wrote
  * them: an overdraft product lets a balance go below zero, and Fineract's currency table can give
  * a currency more decimals than ISO 4217 (UGX has 2), so "-20.000000" and "1500.500000" are both
  * balances. They are compared as decimals (fundsCover), never converted to numbers.
