@@ -76,7 +76,6 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
 
   const store = new FxStore(database, () => clock.now());
   const rates = new RateSource(exchange, clock, { refreshMs: config.fx.rateRefreshMs, maxAgeMs: config.fx.rateMaxAgeMs }, logger);
-  const intentStaleAfterMs = Math.min(config.recovery.baseBackoffMs * 5, 30_000);
   const conversions = new FxConversions({
     store,
     exchange,
@@ -88,7 +87,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
       baseBackoffMs: config.recovery.baseBackoffMs,
       maxBackoffMs: config.recovery.maxBackoffMs,
       attentionAfterAttempts: config.recovery.attentionAfterAttempts,
-      intentStaleAfterMs,
+      intentStaleAfterMs: Math.min(config.recovery.baseBackoffMs * 5, 30_000),
     },
   });
   const recovery = new FxRecovery(store, conversions, clock, logger, { batchSize: config.recovery.batchSize, leaseMs: config.recovery.leaseMs });
@@ -118,7 +117,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     ...(tls === undefined ? {} : { tls }),
   });
 
-  const operatorActions = new FxOperatorActions({ store, conversions, clock, logger, intentStaleAfterMs });
+  const operatorActions = new FxOperatorActions({ store, conversions, logger });
   const operationsTls = config.operations.listen.tls === undefined ? undefined : await readTlsMaterial(config.operations.listen.tls, 'OPERATIONS');
   const operationsServer = buildFxpOperationsServer({ store, audit: new AuditTrail(database), actions: operatorActions }, health, {
     logger,

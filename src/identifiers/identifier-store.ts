@@ -110,9 +110,6 @@ export interface Consent {
   readonly channel: string;
 }
 
-/** An identifier claimed for its platform call, with the lease its claim wrote. */
-export type ClaimedIdentifier = IdentifierRecord;
-
 export interface IdentifierRecord extends IdentifierKey {
   readonly currency: string;
   readonly state: RegistrationState;
@@ -254,12 +251,12 @@ export class IdentifierStore {
    * SQLite's event loop per batch). A row another worker leased meanwhile is left to it: the
    * lease is checked again by the update itself.
    */
-  async claimJob(jobId: string, limit: number, leaseMs: number): Promise<ClaimedIdentifier[]> {
+  async claimJob(jobId: string, limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
     const now = this.now();
     const nowText = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    return this.database.transaction<Schema, ClaimedIdentifier[]>(async (trx) => {
-      const claimed: ClaimedIdentifier[] = [];
+    return this.database.transaction<Schema, IdentifierRecord[]>(async (trx) => {
+      const claimed: IdentifierRecord[] = [];
       for (const state of ['REQUESTED', 'OPTING_OUT'] as const) {
         const wanted = limit - claimed.length;
         if (wanted <= 0) break;
@@ -299,12 +296,12 @@ export class IdentifierStore {
    * each: with 300,000 due, 720–980 ms of SQLite's event loop per claim (PostgreSQL 2.6–3.4 s), at
    * every recovery pass (each 5 s).
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedIdentifier[]> {
+  async claimDue(limit: number, leaseMs: number): Promise<IdentifierRecord[]> {
     const now = this.now();
     const nowText = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
     const states = ['REQUESTED', 'OPTING_OUT'] as const;
-    return this.database.transaction<Schema, ClaimedIdentifier[]>(async (trx) => {
+    return this.database.transaction<Schema, IdentifierRecord[]>(async (trx) => {
       const oldest = (state: (typeof states)[number], count: number) =>
         trx
           .selectFrom('identifier_registry')
@@ -347,11 +344,11 @@ export class IdentifierStore {
    * when the lease is still `held` (the caller's own, renewed). Undefined when another worker
    * holds it or it left `state`: the call is then theirs to make.
    */
-  async lease(key: IdentifierKey, state: RegistrationState, leaseMs: number, held?: string): Promise<ClaimedIdentifier | undefined> {
+  async lease(key: IdentifierKey, state: RegistrationState, leaseMs: number, held?: string): Promise<IdentifierRecord | undefined> {
     const now = this.now();
     const nowText = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    return this.database.transaction<Schema, ClaimedIdentifier | undefined>(async (trx) => {
+    return this.database.transaction<Schema, IdentifierRecord | undefined>(async (trx) => {
       const row = await trx
         .updateTable('identifier_registry')
         .set({ lease_until: until })

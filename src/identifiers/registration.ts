@@ -7,7 +7,7 @@ import type { Logger } from '../ports/logger.js';
 import { platformKey, type PlatformAnswer, type SwitchConnector } from '../ports/switch-connector.js';
 import { forEachConcurrently } from '../shared/bounded.js';
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
-import type { ClaimedIdentifier, Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
+import type { Consent, IdentifierKey, IdentifierRecord, IdentifierStore } from './identifier-store.js';
 import { withAuditCause } from '../audit/audit-cause.js';
 
 /** How long a bulk job's identifiers wait for the job's own batches before the recovery pass may send them. */
@@ -155,11 +155,11 @@ export class IdentifierRegistration {
    * (a repeated registration is an update at the platform, a repeated removal a no-op). A
    * registration answered after its identifier was opted out is removed again at once.
    */
-  async send(records: readonly ClaimedIdentifier[], leaseMs: number): Promise<number> {
+  async send(records: readonly IdentifierRecord[], leaseMs: number): Promise<number> {
     let moved = 0;
     const removals = records.filter((candidate) => candidate.state === 'OPTING_OUT');
     const registrations = records.filter((record) => record.state === 'REQUESTED');
-    const byCurrency = new Map<string, ClaimedIdentifier[]>();
+    const byCurrency = new Map<string, IdentifierRecord[]>();
     for (const record of registrations) {
       const group = byCurrency.get(record.currency);
       if (group === undefined) byCurrency.set(record.currency, [record]);
@@ -198,7 +198,7 @@ export class IdentifierRegistration {
    * one removed meanwhile (its removal sent by another worker after this one's lease lapsed) is
    * opted out again, unless the platform refused the registration.
    */
-  async #optedOutMeanwhile(record: ClaimedIdentifier, answer: PlatformAnswer): Promise<ClaimedIdentifier | undefined> {
+  async #optedOutMeanwhile(record: IdentifierRecord, answer: PlatformAnswer): Promise<IdentifierRecord | undefined> {
     const now = await this.store.find(record);
     if (now?.state === 'OPTING_OUT') return { ...now, leaseUntil: record.leaseUntil };
     if (now?.state !== 'DEREGISTERED') return undefined;
@@ -333,7 +333,7 @@ export class IdentifierRegistration {
     }
   }
 
-  #releaseLeases(records: readonly ClaimedIdentifier[]): Promise<void> {
+  #releaseLeases(records: readonly IdentifierRecord[]): Promise<void> {
     return forEachConcurrently(records, SETTLE_CONCURRENCY, (record) => this.store.releaseLease(record));
   }
 

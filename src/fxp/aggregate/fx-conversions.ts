@@ -8,7 +8,7 @@ import { KeyedSerializer } from '../../shared/keyed-serializer.js';
 import { ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
-import type { ConversionRecord, FxQuoteRecord, FxStore } from '../store/fx-store.js';
+import type { ConversionRecord, ConversionState, FxQuoteRecord, FxStore } from '../store/fx-store.js';
 import type { RateSource } from './rate-source.js';
 import { contradictionNote, flagKept, isContradiction } from '../../domain/contradiction.js';
 
@@ -227,11 +227,9 @@ export class FxConversions {
       // The usual case first: a reserved conversion's intent recorded by compare-and-set, without
       // a read; anything else (a repeat, another state, an unknown id) is read and answered below.
       if (word.kind === 'commit') {
-        const intent = await this.deps.store.transition(id, ['RESERVED'], 'COMMITTING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
-        if (intent !== undefined) return this.finishCommit(intent);
+        if (await this.commitReserved(id)) return;
       } else if (word.kind === 'abort') {
-        const intent = await this.deps.store.transition(id, ['RESERVED', 'RESERVING'], 'RELEASING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
-        if (intent !== undefined) return this.finishRelease(intent);
+        if (await this.releaseReserved(id, ['RESERVED', 'RESERVING'])) return;
       }
       const conversion = await this.deps.store.findConversion(id);
       if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
@@ -287,6 +285,22 @@ export class FxConversions {
         await this.#flagContradiction(conversion, 'ABORTED');
         throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${conversion.state}: it cannot be aborted`);
     }
+  }
+
+  /** RESERVED -> COMMITTING, then the commit at the exchange; false when the conversion was not RESERVED. */
+  async commitReserved(id: string): Promise<boolean> {
+    const intent = await this.deps.store.transition(id, ['RESERVED'], 'COMMITTING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+    if (intent === undefined) return false;
+    await this.finishCommit(intent);
+    return true;
+  }
+
+  /** One of `from` -> RELEASING, then the release at the exchange; false when the conversion was in none of them. */
+  async releaseReserved(id: string, from: readonly ConversionState[] = ['RESERVED']): Promise<boolean> {
+    const intent = await this.deps.store.transition(id, from, 'RELEASING', { nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs) });
+    if (intent === undefined) return false;
+    await this.finishRelease(intent);
+    return true;
   }
 
   /** COMMITTING -> COMMITTED: source credited, held target paid out. */

@@ -1,6 +1,5 @@
 import { withAuditCause } from '../../audit/audit-cause.js';
 import { ConnectorError } from '../../domain/errors.js';
-import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { OperatorRequest } from '../../aggregate/operator-actions.js';
 import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
@@ -29,10 +28,7 @@ export class FxOperatorActions {
     private readonly deps: {
       readonly store: FxStore;
       readonly conversions: FxConversions;
-      readonly clock: Clock;
       readonly logger: Logger;
-      /** How long an intent stays with the step that recorded it before the recovery worker may take it. */
-      readonly intentStaleAfterMs: number;
     },
   ) {}
 
@@ -53,12 +49,9 @@ export class FxOperatorActions {
     }
     if (conversion.state !== 'RESERVED') throw refused(`the conversion is ${conversion.state}: the recovery worker retries its step; resolve it once it ends`);
     if (outcome === 'FAILED') throw refused('a RESERVED conversion is resolved to COMMITTED or ABORTED, the hub\'s outcome');
-    const nextAttemptAt = new Date(this.deps.clock.now().getTime() + this.deps.intentStaleAfterMs).toISOString();
-    const intent = await this.deps.store.transition(id, ['RESERVED'], outcome === 'COMMITTED' ? 'COMMITTING' : 'RELEASING', { nextAttemptAt });
-    if (intent === undefined) throw refused('the conversion moved on from RESERVED meanwhile; nothing changed, look again');
     // The exchange's failure leaves the intent recorded: the recovery worker retries it.
-    if (outcome === 'COMMITTED') await this.deps.conversions.finishCommit(intent);
-    else await this.deps.conversions.finishRelease(intent);
+    const moved = outcome === 'COMMITTED' ? await this.deps.conversions.commitReserved(id) : await this.deps.conversions.releaseReserved(id);
+    if (!moved) throw refused('the conversion moved on from RESERVED meanwhile; nothing changed, look again');
     return this.#find(id);
   }
 

@@ -41,7 +41,7 @@ import {
   transactionDate,
   type FineractRole,
 } from './fineract-transform.js';
-import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractFloatAccount, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary } from './fineract-wire.js';
+import { FINERACT_TRANSACTION_TYPE, type FineractClient, type FineractHold, type FineractSavingsAccount, type FineractSavingsSummary } from './fineract-wire.js';
 import { KeyedSerializer } from '../../../shared/keyed-serializer.js';
 
 export interface FineractDeps {
@@ -171,13 +171,12 @@ export class FineractCoreBanking implements CoreBanking {
     const found = await this.#findSavings(request.payerId, undefined, 'refund: find payer', 'payer');
     const payer = await this.#account(found.account.id, 'refund: read payer', 'payer');
     checkCurrency(payer, request.amount.currency, 'payer');
-    const float = await this.#floatBalances('refund: read float', request.amount.currency);
     // Checked first, so that a short float does not leave the deposit waiting for its withdrawal.
-    if (!fundsCover(float.availableBalance ?? float.accountBalance, amount)) {
+    if (!(await this.#floatCovers('refund: read float', amount, request.amount.currency))) {
       throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
     }
     await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
-    await this.#moneyCommand('refund: withdraw float', float.id, 'withdrawal', amount, request.reference, 'float');
+    await this.#moneyCommand('refund: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
   }
 
   /**
@@ -295,13 +294,17 @@ export class FineractCoreBanking implements CoreBanking {
     return float;
   }
 
-  /** The float with its balances: only where a balance decides (a refund's funding check; #floatCovers). */
-  async #floatBalances(operation: string, currency: string): Promise<FineractFloatAccount> {
+  /**
+   * Whether the float's available balance covers `amount` (in `currency`, checked when given):
+   * the only balance read, where it decides (a refund's funding check; a float withdrawal refused
+   * for a short float, before it is sent again).
+   */
+  async #floatCovers(operation: string, amount: string, currency?: string): Promise<boolean> {
     const answer = await this.#send({ operation, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
     if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
     const float = parse2xx(this.#http, answer, readFloatAccount);
-    checkCurrency(float, currency, 'float');
-    return float;
+    if (currency !== undefined) checkCurrency(float, currency, 'float');
+    return fundsCover(float.availableBalance ?? float.accountBalance, amount);
   }
 
   /**
@@ -359,16 +362,10 @@ export class FineractCoreBanking implements CoreBanking {
     const body = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
     // The float's withdrawal, refused for a short float (another hold took the amount the commit
     // released), waits for the float to cover it before spending another of the step's keys.
-    const coveredNow = role === 'float' && command === 'withdrawal' ? () => this.#floatCovers(operation, amount) : undefined;
+    const coveredNow = role === 'float' && command === 'withdrawal' ? () => this.#floatCovers(`${operation}: read float`, amount) : undefined;
     await this.#command(operation, savingsId, `?command=${command}`, body, role, reference, command === 'deposit' ? `deposit-${role}` : `withdraw-${role}`, coveredNow === undefined ? {} : { coveredNow });
   }
 
-  async #floatCovers(operation: string, amount: string): Promise<boolean> {
-    const answer = await this.#send({ operation: `${operation}: read float`, method: 'GET', path: `/savingsaccounts/${encodeURIComponent(this.#options.floatAccountId)}` });
-    if (answer.status >= 400) throw declineFor(`${operation}: read float`, answer.status, answer.body, 'float');
-    const float = parse2xx(this.#http, answer, readFloatAccount);
-    return fundsCover(float.availableBalance ?? float.accountBalance, amount);
-  }
 
   /**
    * One write of a step; answers the transaction id Fineract booked (or had booked).
