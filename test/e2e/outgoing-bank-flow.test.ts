@@ -271,12 +271,16 @@ describe('outgoing payments, bank flow: refunds', () => {
     // A proxy in front of the switch connector that lost its answer.
     { failure: 'a proxy\'s 502', answer: () => ({ status: 502, body: { message: 'upstream connection reset' } }) },
   ])('an accept failing without the hub\'s error ($failure) may have reached the hub: only the hub\'s word decides', ({ answer }) => {
+    /** A payment with terms, not yet debited nor accepted: its transferId is needed to script the accept. */
+    async function quoted(harness: Harness): Promise<{ home: string; transferId: string }> {
+      const body = sendMoneyBody();
+      const terms = await initiate(harness, body);
+      return { home: String(body['homeTransactionId']), transferId: String(terms['transferId']) };
+    }
+
     it('the hub committed it: completed, the customer never refunded', async () => {
       h = await startHarness();
-      const body = sendMoneyBody();
-      const home = String(body['homeTransactionId']);
-      const terms = await initiate(h, body);
-      const transferId = String(terms['transferId']);
+      const { home, transferId } = await quoted(h);
       h.fakeSwitch.script(home, { accept: answer(transferId), stateAfterAccept: 'COMPLETED' });
       await channelDebit(h, home, '100');
       const before = await balances(h);
@@ -293,10 +297,7 @@ describe('outgoing payments, bank flow: refunds', () => {
 
     it('the hub never received it (3208): refunded once the accept\'s time has passed, not before', async () => {
       h = await startHarness();
-      const body = sendMoneyBody();
-      const home = String(body['homeTransactionId']);
-      const terms = await initiate(h, body);
-      const transferId = String(terms['transferId']);
+      const { home, transferId } = await quoted(h);
       h.fakeSwitch.script(home, { accept: answer(transferId) });
       // The real switch connector, whose model of the transfer is ERRORED after the failed
       // accept, answers the hub's 3208 as "500" with the hub's error in its message only.
