@@ -266,26 +266,43 @@ describe('incoming payments through CBS_ADAPTER=fineract: sub-identifiers', () =
   });
 });
 
-describe('incoming payments through CBS_ADAPTER=fineract: a commit cut off between its steps', () => {
-  it('deposit booked, hold release refused: 503; recovery books only the missing steps', async () => {
+describe('incoming payments through CBS_ADAPTER=fineract: a commit is one Fineract transaction', () => {
+  it('its batch refused with a 503 booked nothing: the payee is not credited until recovery books deposit, release and withdrawal together', async () => {
     const r = await start(FINERACT);
     const transferId = await reserved(r);
-    // Let the hold's repeat and the deposit to the payee through, then fail the release of the hold.
-    r.fixture.inject('server-error', 'next-write', 1, 2);
+    // Let the hold's repeat through, then refuse the batch before Fineract runs it.
+    r.fixture.inject('server-error', 'next-write', 1, 1);
     const answer = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
     expect(answer.status).toBe(503);
-    // Fineract only deposits and withdraws: until the float withdrawal is booked the total is 12.22 over.
-    expect(figures(r.fixture)).toEqual({ ...SEEDED, available: '987.78', payee: '62.22', total: '1272.22' });
+    expect(figures(r.fixture)).toEqual({ ...SEEDED, available: '987.78' });
     const mark = r.fixture.requests.length;
 
     r.h.clock.advance(1_001);
     expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
-    // Every step is repeated under its idempotency key; Fineract answers the hold and the deposit
-    // from its store (the hold is the fixture's first transaction), so the payee is credited once.
     expect(writesTo(r.fixture, mark)).toEqual([
       'POST /fineract-provider/api/v1/savingsaccounts/1/transactions?command=holdAmount',
-      `POST /fineract-provider/api/v1/savingsaccounts/${r.fixture.accountIdOf(PAYEE_MSISDN)}/transactions?command=deposit`,
+      'POST /fineract-provider/api/v1/batches?enclosingTransaction=true',
+    ]);
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('COMMITTED');
+  });
+
+  it('its batch applied then answered 500: recovery finds the hold released by the commit and replays the deposit and the withdrawal from Fineract\'s store', async () => {
+    const r = await start(FINERACT);
+    const transferId = await reserved(r);
+    r.fixture.inject('applied-then-5xx', 'next-write', 1, 1);
+    const answer = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(answer.status).toBe(503);
+    // Booked whole: the payee credited and the float debited together.
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    const mark = r.fixture.requests.length;
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(writesTo(r.fixture, mark)).toEqual([
+      'POST /fineract-provider/api/v1/savingsaccounts/1/transactions?command=holdAmount',
       'POST /fineract-provider/api/v1/savingsaccounts/1/transactions/1?command=releaseAmount',
+      `POST /fineract-provider/api/v1/savingsaccounts/${r.fixture.accountIdOf(PAYEE_MSISDN)}/transactions?command=deposit`,
       'POST /fineract-provider/api/v1/savingsaccounts/1/transactions?command=withdrawal',
     ]);
     expect(figures(r.fixture)).toEqual(CREDITED);

@@ -139,6 +139,17 @@ export class FixtureBooks {
     this.move(account, this.float, this.minor(amount));
   }
 
+  /** Every account's balance and held amount now, and a function that puts them back (a rolled-back transaction). */
+  snapshot(): () => void {
+    const saved = [...this.#accounts.values()].map((account) => ({ account, balanceMinor: account.balanceMinor, heldMinor: account.heldMinor }));
+    return () => {
+      for (const entry of saved) {
+        entry.account.balanceMinor = entry.balanceMinor;
+        entry.account.heldMinor = entry.heldMinor;
+      }
+    };
+  }
+
   balanceOf(idValue: string): string {
     const account = this.byIdValue(idValue);
     assert(account !== undefined, `fixture: no account for ${idValue}`);

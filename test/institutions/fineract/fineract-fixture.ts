@@ -1,4 +1,4 @@
-import { JsonNumber } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { JsonNumber, parseDecimalJson, stringifyDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { FixtureBooks, InsufficientFunds, type BookAccount, type FixtureAccountSeed, type FixtureSeed } from '../fixture-books.js';
 import { serveFixtureInstitution, type FixtureInstitution } from '../fixture-institution.js';
 import type { FixtureReply, FixtureRequest } from '../fixture-server.js';
@@ -25,6 +25,19 @@ import { FINERACT_TRANSACTION_TYPE } from '../../../src/adapters/core-banking/fi
  * - `releaseTransactionId` on every savings transaction: 0 while a hold is unreleased, the
  *   release transaction's id once released (SavingsAccountTransactionData.java); releasing an
  *   unknown transaction answers 500, releasing twice 400;
+ * - batches in one transaction: POST /batches?enclosingTransaction=true runs savings transaction
+ *   commands (relativeUrl `savingsaccounts/{id}/transactions?command=...` and
+ *   `savingsaccounts/{id}/transactions/{transactionId}?command=releaseAmount`, ids digits only:
+ *   CommandStrategyProvider) in order in one transaction. Each command's key is read from its own
+ *   headers, by the exact name `Idempotency-Key` (IdempotencyStoreBatchFilter); a stored command
+ *   replays as it would alone (IdempotentCommandExceptionMapper, through ErrorHandler into the
+ *   item's status, body and headers); a new command's record is saved in the enclosing
+ *   transaction, and a failure is not stored (SynchronousCommandProcessingService
+ *   .executeCommand: isEnclosingTransaction). The first failing command rolls everything back and
+ *   the answer is that command's alone (BatchApiServiceImpl.callInTransaction); otherwise one
+ *   answer per command {requestId, statusCode, headers, body} with each body as JSON text,
+ *   HTTP 200 either way. Parent references (`reference`) and batches without an enclosing
+ *   transaction are not imitated (answered 501);
  * - dates: the tenant's business date is its day in the tenant's time zone
  *   (DateUtils.getBusinessLocalDate / getLocalDateOfTenant: LocalDate.now(tenant timezone_id),
  *   with the business-date feature off). A release is dated with it, whatever its hold's date
@@ -247,6 +260,7 @@ class FineractInstitution {
     if (request.method === 'GET' && resource === 'savingsaccounts' && sub === 'transactions' && transactionId !== undefined) {
       return this.transaction(id ?? '', transactionId);
     }
+    if (request.method === 'POST' && resource === 'batches' && id === undefined) return this.batch(request.query, request.body);
     if (request.method === 'POST' && resource === 'savingsaccounts' && sub === 'transactions') {
       return this.command(id ?? '', transactionId, request.query.get('command'), request.body);
     }
@@ -404,6 +418,71 @@ class FineractInstitution {
     const transaction = savings?.transactions.find((candidate) => candidate.id === transactionId);
     if (transaction === undefined) return fail(404, 'error.msg.saving.account.transaction.id.invalid', `Transaction with identifier ${transactionId} does not exist`);
     return { status: 200, body: this.#transactionBody(transaction) };
+  }
+
+  /** POST /batches?enclosingTransaction=true: see the file's head (BatchApiServiceImpl). */
+  batch(query: URLSearchParams, body: unknown): FixtureReply {
+    if (query.get('enclosingTransaction') !== 'true') return fail(501, 'error.msg.fixture.not.imitated', 'the fixture imitates batches in an enclosing transaction only');
+    if (!Array.isArray(body)) return fail(400, 'validation.msg.invalid.json', 'Body is not a list of requests');
+    const restore = this.#snapshot();
+    const answers: unknown[] = [];
+    for (const item of body) {
+      const outcome = this.#batchItem(item);
+      const text = typeof outcome.reply.body === 'string' ? outcome.reply.body : stringifyDecimalJson(outcome.reply.body);
+      const answer = { requestId: isRecord(item) ? item['requestId'] : null, statusCode: new JsonNumber(String(outcome.reply.status)), headers: outcome.headers, body: text };
+      if (outcome.reply.status !== 200) {
+        // Rolled back, the commands' records with it; the answer is the failing command's alone.
+        restore();
+        return { status: 200, body: [answer] };
+      }
+      answers.push(answer);
+    }
+    return { status: 200, body: answers };
+  }
+
+  #batchItem(item: unknown): { reply: FixtureReply; headers: Array<{ name: string; value: string }> } {
+    if (!isRecord(item) || typeof item['relativeUrl'] !== 'string' || item['method'] !== 'POST' || typeof item['body'] !== 'string' || item['reference'] !== undefined) {
+      return { reply: fail(501, 'error.msg.fixture.not.imitated', 'the fixture imitates POST savings transaction commands without parent references only'), headers: [] };
+    }
+    const headers = Array.isArray(item['headers']) ? item['headers'].filter(isRecord).map((header) => ({ name: String(header['name']), value: String(header['value']) })) : [];
+    const match = /^(?:v1\/)?savingsaccounts\/(\d+)\/transactions(?:\/(\d+))?(?:\?command=(\w+))?$/.exec(item['relativeUrl']);
+    if (match === null) {
+      return { reply: { status: 501, body: `Resource with method POST and relativeUrl ${item['relativeUrl']} doesn't exist` }, headers };
+    }
+    const [, savingsId = '', transactionId, command = null] = match;
+    const keyHeader = headers.find((header) => header.name === 'Idempotency-Key');
+    const key = keyHeader === undefined ? undefined : `${(command ?? '').toUpperCase()}|SAVINGSACCOUNT|${keyHeader.value}`;
+    const stored = key === undefined ? undefined : this.#commands.get(key);
+    const cached = [...headers, { name: 'x-served-from-cache', value: 'true' }];
+    if (stored?.state === 'running') return { reply: fail(425, 'error.msg.idempotent.request.in.progress', 'The command with this idempotency key is still being processed'), headers: cached };
+    if (stored?.state === 'done') return { reply: stored.reply, headers: cached };
+    let parsed: unknown;
+    try {
+      parsed = parseDecimalJson(item['body']);
+    } catch {
+      return { reply: fail(400, 'validation.msg.invalid.json', 'Body is not JSON'), headers };
+    }
+    const reply = this.command(savingsId, transactionId, command, parsed);
+    if (key !== undefined && reply.status === 200) this.#commands.set(key, { state: 'done', reply });
+    return { reply, headers };
+  }
+
+  /** The fixture's books, stored commands and transactions now, and a function that puts them back (a rolled-back transaction; like a database sequence, transaction ids are not given back). */
+  #snapshot(): () => void {
+    const books = this.books.snapshot();
+    const commands = new Map(this.#commands);
+    const savings = [...this.#savings.values()].map((account) => ({ account, length: account.transactions.length, released: account.transactions.map((transaction) => transaction.releaseTransactionId) }));
+    return () => {
+      books();
+      this.#commands.clear();
+      for (const [key, value] of commands) this.#commands.set(key, value);
+      for (const entry of savings) {
+        entry.account.transactions.length = entry.length;
+        entry.account.transactions.forEach((transaction, index) => {
+          transaction.releaseTransactionId = entry.released[index] ?? '0';
+        });
+      }
+    };
   }
 
   failNext(command: string, failure: 'lock-conflict' | 'server-error'): void {

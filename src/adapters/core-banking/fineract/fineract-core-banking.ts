@@ -16,7 +16,7 @@ import type {
   ReserveRequest,
 } from '../../../ports/core-banking.js';
 import { InstitutionHealthError } from '../../../ports/core-banking.js';
-import { JsonNumber } from '../shared/decimal-json.js';
+import { JsonNumber, stringifyDecimalJson } from '../shared/decimal-json.js';
 import { InstitutionHttp, parse2xx, readWire, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { amountForWire } from '../shared/wire-reader.js';
 import type { FineractOptions } from './fineract-options.js';
@@ -30,6 +30,7 @@ import {
   readClientPage,
   readHoldTransaction,
   readTransactionPage,
+  readBatchAnswers,
   readCommandResult,
   readError,
   readFloatAccount,
@@ -59,11 +60,12 @@ export interface FineractDeps {
  * after a timeout, a 5xx, a crash or on another replica, repeats the whole operation step by step
  * and each step is booked at most once. The steps, in order:
  * - reserve: hold on the float (step `hold`);
- * - commit: hold (a repeat, which answers the hold's transaction id), deposit to the payee,
- *   release the hold, withdraw from the float;
+ * - commit: hold (a repeat, which answers the hold's transaction id), then one batch in one
+ *   Fineract transaction: deposit to the payee, release the hold, withdraw from the float
+ *   (#together);
  * - release: hold (a repeat; if no hold was ever placed this places it, so the two cancel out),
  *   then release it;
- * - refund: deposit to the payer, withdraw from the float.
+ * - refund: one batch: deposit to the payer, withdraw from the float.
  * A repeat that finds the first attempt still running is refused by Fineract (425, or 409 as its
  * document says): the outcome is unknown and the caller tries again later; nothing is booked.
  * Fineract stores a failure under the key too, so a step has a sequence of keys and a replayed
@@ -131,14 +133,81 @@ export class FineractCoreBanking implements CoreBanking {
     const holdId = await this.#hold('commit', request.reference, amount);
     const hold = await this.#holdTransaction('commit: read hold', holdId);
     if (hold.amount !== amount) throw new ConnectorError('ModifiedRequest', `fineract: hold ${holdId} under reference ${request.reference} is for another amount`);
-    // Released already: by an earlier attempt of this commit (which deposits first, so the
-    // deposit below is its replay), or by an abort, after which nothing may be paid.
-    if (hold.released && !(await this.#releasedBy('commit', request.reference, holdId, COMMIT_RELEASE))) {
+    if (!hold.released) {
+      await this.#commitTogether(request.reference, payee.id, holdId, amount);
+      return;
+    }
+    // Released already: by an abort, after which nothing may be paid, or by this commit. Its
+    // batch booked the deposit and the withdrawal with the release (both replayed below); an
+    // attempt from before 2026-11-27 released step by step and may have stopped before either.
+    if (!(await this.#releasedBy('commit', request.reference, holdId, COMMIT_RELEASE))) {
       throw new ConnectorError('TransferStateConflict', `fineract: reservation ${request.reference} was released by an abort`);
     }
     await this.#moneyCommand('commit: deposit', payee.id, 'deposit', amount, request.reference, 'payee');
-    if (!hold.released) await this.#releaseHold('commit: release hold', request.reference, holdId, COMMIT_RELEASE);
     await this.#moneyCommand('commit: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
+  }
+
+  /**
+   * The payee's deposit, the release of the hold and the float's withdrawal as one Fineract
+   * transaction (see #together). Booked one by one, another hold could take the released amount
+   * before the withdrawal, leaving the payee credited and the float not debited.
+   */
+  async #commitTogether(reference: string, payeeId: string, holdId: string, amount: string): Promise<void> {
+    const money = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
+    const float = this.#options.floatAccountId;
+    await this.#together('commit: deposit, release and withdraw as one transaction', reference, [
+      { name: 'deposit', role: 'payee', savingsId: payeeId, suffix: '?command=deposit', body: money, step: 'deposit-payee' },
+      { name: 'release hold', role: 'float', savingsId: float, suffix: `/${encodeURIComponent(holdId)}?command=releaseAmount`, body: {}, step: COMMIT_RELEASE },
+      { name: 'withdraw float', role: 'float', savingsId: float, suffix: '?command=withdrawal', body: money, step: 'withdraw-float' },
+    ]);
+  }
+
+  /**
+   * Savings transaction commands as one Fineract transaction: POST
+   * /batches?enclosingTransaction=true (BatchApiResource; each command a savings transaction
+   * command, CommandStrategyProvider). In an enclosing transaction Fineract stores each command
+   * under its Idempotency-Key in that transaction (SynchronousCommandProcessingService: the
+   * command source is saved in it, a failure is not stored), so either every command is booked
+   * under its key or none is. A repeat replays them from the store, whether a batch or a
+   * step-by-step attempt (before 2026-11-27) booked them; a key such an attempt spent on a failure
+   * (replayed, x-served-from-cache) moves that step to its next key, as #command does.
+   */
+  async #together(operation: string, reference: string, steps: readonly BatchStep[]): Promise<void> {
+    const attempts = steps.map(() => 0);
+    for (;;) {
+      const batch = steps.map((step, index) => ({
+        requestId: new JsonNumber(String(index + 1)),
+        relativeUrl: `savingsaccounts/${step.savingsId}/transactions${step.suffix}`,
+        method: 'POST',
+        headers: [{ name: IDEMPOTENCY_HEADER, value: idempotencyKey(reference, step.step, attempts[index]) }],
+        body: stringifyDecimalJson(step.body),
+      }));
+      const answer = await this.#http.send({ operation, method: 'POST', path: '/batches?enclosingTransaction=true', json: batch, headers: this.#headers });
+      // (A 5xx or no answer is thrown by #http: the outcome is unknown, and the next attempt replays what was booked.)
+      if (answer.status >= 400) throw declineFor(operation, answer.status, answer.body, 'float');
+      const answers = parse2xx(this.#http, answer, readBatchAnswers);
+      const failed = answers.find((item) => item.statusCode !== 200);
+      if (failed === undefined && answers.length === steps.length) {
+        readWire(this.#http, operation, () => steps.forEach((step, index) => readCommandResult(answers.find((item) => item.requestId === String(index + 1))?.body, step.savingsId)));
+        return;
+      }
+      if (failed === undefined) throw new ConnectorError('InstitutionUnavailable', `fineract ${operation}: ${answers.length} answers to ${steps.length} commands; outcome unknown`);
+      // Whichever command failed, the enclosing transaction was rolled back: nothing was booked.
+      const index = Number(failed.requestId) - 1;
+      const step = steps[index];
+      const what = `${operation} (${step?.name ?? `request ${failed.requestId}`})`;
+      if (failed.statusCode === 425 || (failed.statusCode === 409 && isInProgress(failed.body))) {
+        throw new ConnectorError('InstitutionTimeout', `fineract ${what}: an earlier attempt is still running at Fineract (HTTP ${failed.statusCode}); outcome unknown`);
+      }
+      const attempt = attempts[index];
+      if (failed.servedFromCache && step !== undefined && attempt !== undefined && attempt + 1 < KEYS_PER_STEP) {
+        attempts[index] = attempt + 1;
+        continue;
+      }
+      const spent = failed.servedFromCache ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
+      if (failed.statusCode >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${what}${spent}: HTTP ${failed.statusCode}, rolled back`);
+      throw declineFor(`${what}${spent}`, failed.statusCode, failed.body, step?.role ?? 'float');
+    }
   }
 
   async #release(reference: string, amount: Money): Promise<void> {
@@ -175,8 +244,13 @@ export class FineractCoreBanking implements CoreBanking {
     if (!(await this.#floatCovers('refund: read float', amount, request.amount.currency))) {
       throw new ConnectorError('InstitutionUnavailable', `fineract: the float cannot fund refund ${request.reference} now`);
     }
-    await this.#moneyCommand('refund: deposit', payer.id, 'deposit', amount, request.reference, 'payer');
-    await this.#moneyCommand('refund: withdraw float', this.#options.floatAccountId, 'withdrawal', amount, request.reference, 'float');
+    // The deposit and the withdrawal as one transaction: a hold placed after the check above
+    // refuses both, never the withdrawal alone.
+    const money = moneyCommand(amount, request.reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${request.reference}`);
+    await this.#together('refund: deposit and withdraw as one transaction', request.reference, [
+      { name: 'deposit', role: 'payer', savingsId: payer.id, suffix: '?command=deposit', body: money, step: 'deposit-payer' },
+      { name: 'withdraw float', role: 'float', savingsId: this.#options.floatAccountId, suffix: '?command=withdrawal', body: money, step: 'withdraw-float' },
+    ]);
   }
 
   /**
@@ -436,6 +510,16 @@ export class FineractCoreBanking implements CoreBanking {
   }
 }
 
+/** One command of a batch booked as one transaction (#together): its account, path after it, body and step (its keys). */
+interface BatchStep {
+  readonly name: string;
+  readonly role: FineractRole;
+  readonly savingsId: string;
+  readonly suffix: string;
+  readonly body: unknown;
+  readonly step: string;
+}
+
 /** A release refused because the hold is not on hold (any more). */
 const NOT_ON_HOLD = Symbol('not on hold');
 
@@ -444,6 +528,9 @@ const COMMIT_RELEASE = 'commit-release';
 const ABORT_RELEASE = 'abort-release';
 /** The step both used before 2026-11-27; still asked about, for releases in flight across the upgrade. */
 const LEGACY_RELEASE = 'release-hold';
+
+/** The header Fineract reads a command's key from (fineract.idempotency-key-header-name's default); matched exactly inside a batch (IdempotencyStoreBatchFilter). */
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /** Fineract's mark on an answer replayed from its idempotency store (AbstractIdempotentCommandException). */
 const SERVED_FROM_CACHE = 'x-served-from-cache';
@@ -468,7 +555,11 @@ export function idempotencyKey(reference: string, step: string, attempt = 0): st
 /** Fineract refusing a repeat because the first attempt with the key has not finished. */
 function stillRunning(answer: InstitutionAnswer): boolean {
   if (answer.status === 425) return true;
-  return answer.status === 409 && readError(answer.body).codes.some((code) => code.includes('idempotent') || code.includes('in.progress'));
+  return answer.status === 409 && isInProgress(answer.body);
+}
+
+function isInProgress(body: unknown): boolean {
+  return readError(body).codes.some((code) => code.includes('idempotent') || code.includes('in.progress'));
 }
 
 function checkCurrency(account: FineractSavingsAccount, currency: string, role: FineractRole): void {

@@ -3,6 +3,7 @@ import type { PartyId } from '../../../domain/identifiers.js';
 import { compareDecimal } from '../../../domain/money.js';
 import type { AccountStatus, PartyDetails } from '../../../ports/core-banking.js';
 import { MalformedResponse, WireRecord, isRecord, optionalField } from '../shared/wire-reader.js';
+import { parseDecimalJson } from '../shared/decimal-json.js';
 import {
   FINERACT_TRANSACTION_TYPE,
   type FineractClient,
@@ -158,6 +159,39 @@ export function readPaymentTypes(body: unknown): FineractPaymentType[] {
 
 /** savingsAccountStatusType.active */
 export const SAVINGS_ACTIVE_STATUS = '300';
+
+/**
+ * One answer of a batch (Fineract's BatchResponse): the request it answers, its status, its body
+ * (Fineract sends each body as JSON text; read here, or kept as text when it is not JSON) and
+ * whether Fineract answered it from its idempotency store (the x-served-from-cache header).
+ */
+export interface FineractBatchAnswer {
+  readonly requestId: string;
+  readonly statusCode: number;
+  readonly body: unknown;
+  readonly servedFromCache: boolean;
+}
+
+/** POST /batches answers a list of BatchResponse: {requestId, statusCode, headers: [{name, value}], body}. */
+export function readBatchAnswers(body: unknown): FineractBatchAnswer[] {
+  if (!Array.isArray(body)) throw new MalformedResponse('body is not a list of batch answers');
+  return body.map((item, index) => {
+    const answer = WireRecord.of(item, `body[${index}]`);
+    const statusText = answer.integerText('statusCode');
+    const text = answer.optionalString('body');
+    let parsed: unknown = text;
+    if (text !== undefined) {
+      try {
+        parsed = parseDecimalJson(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    const headers = answer.has('headers') ? answer.array('headers') : [];
+    const servedFromCache = headers.some((header) => header.optionalString('name')?.toLowerCase() === 'x-served-from-cache' && header.optionalString('value') === 'true');
+    return { requestId: answer.integerText('requestId'), statusCode: Number(statusText), body: parsed, servedFromCache };
+  });
+}
 
 export function readCommandResult(body: unknown, savingsId: string): FineractCommandResult {
   const result = WireRecord.of(body);
