@@ -41,19 +41,21 @@ interface Detail {
 const INCOMING_STATES = ['RECEIVED', 'RESERVED', 'COMMITTING', 'COMMITTED', 'RELEASING', 'ABORTED', 'REJECTED'];
 const OUTGOING_STATES = ['INITIATING', 'QUOTED', 'COLLECTING', 'AWAITING_DEBIT', 'ACCEPTING', 'CONFIRMING', 'REFUNDING', 'COMPLETED', 'REFUNDED', 'ABORTED', 'FAILED'];
 /** What an operator may record by hand, by state (the server checks it again). */
-const MANUAL_OUTCOMES: Readonly<Record<string, string>> = {
-  COMMITTING: 'COMMITTED',
-  RELEASING: 'ABORTED',
-  REFUNDING: 'REFUNDED',
-  COLLECTING: 'ABORTED',
-  AWAITING_DEBIT: 'ABORTED',
+const MANUAL_OUTCOMES: Readonly<Record<string, readonly string[]>> = {
+  COMMITTING: ['COMMITTED'],
+  RELEASING: ['ABORTED'],
+  REFUNDING: ['REFUNDED'],
+  COLLECTING: ['ABORTED'],
+  AWAITING_DEBIT: ['ABORTED'],
+  // An outgoing payment whose outcome only the hub knows: the hub's word, when the switch cannot give it.
+  CONFIRMING: ['COMPLETED', 'ABORTED'],
   // A flagged item in a final state: resolved to itself, its flag cleared (settled out of band).
-  COMMITTED: 'COMMITTED',
-  ABORTED: 'ABORTED',
-  REJECTED: 'REJECTED',
-  COMPLETED: 'COMPLETED',
-  REFUNDED: 'REFUNDED',
-  FAILED: 'FAILED',
+  COMMITTED: ['COMMITTED'],
+  ABORTED: ['ABORTED'],
+  REJECTED: ['REJECTED'],
+  COMPLETED: ['COMPLETED'],
+  REFUNDED: ['REFUNDED'],
+  FAILED: ['FAILED'],
 };
 const TOKEN_KEY = 'operator-token';
 
@@ -289,7 +291,7 @@ function chosenAction(): string {
 function updateActionFields(): void {
   const action = chosenAction();
   const state = current?.item.state ?? '';
-  const outcomes = action === 'switch' ? ['COMPLETED', 'ABORTED'] : action === 'resolve' ? [MANUAL_OUTCOMES[state]].filter((value): value is string => value !== undefined) : [];
+  const outcomes = action === 'switch' ? ['COMPLETED', 'ABORTED'] : action === 'resolve' ? (MANUAL_OUTCOMES[state] ?? []) : [];
   const kept = page.outcome.value;
   page.outcome.replaceChildren(...outcomes.map((outcome) => new Option(outcome, outcome)));
   // A change of the outcome itself keeps the operator's choice.
@@ -304,6 +306,8 @@ function describeAction(action: string, item: Item, outcome: string): string {
   if (action === 'retry') return `Make ${what} due now: the recovery worker tries its next step at once.`;
   if (action === 'switch') return `Ask the switch for ${what} and apply its outcome only if it reports ${outcome}${outcome === 'ABORTED' ? ': the customer is refunded once' : ''}.`;
   if (outcome === item.state) return `Clear the flag of ${what}: you settled it out of band. Its state stays ${outcome}; the connector moves no money; it is recorded with your name, reason and evidence.`;
+  if (item.state === 'CONFIRMING' && outcome === 'ABORTED') return `Record that the hub aborted ${what}, on the hub's word: the connector refunds the customer once through the institution. It is recorded with your name, reason and evidence.`;
+  if (item.state === 'CONFIRMING') return `Record ${what} as ${outcome} on the hub's word. The connector moves no money for this; it is recorded with your name, reason and evidence.`;
   return `Record ${what} as ${outcome} on the institution's word. The connector moves no money for this; it is recorded with your name, reason and evidence.`;
 }
 
@@ -315,7 +319,7 @@ async function act(): Promise<void> {
   const reason = page.reason.value.trim();
   const evidence = page.evidence.value.trim();
   if (reason === '') throw new Error('Give a reason: it is recorded in the audit trail.');
-  if (action === 'resolve' && evidence === '') throw new Error('Give the evidence: what the institution confirmed, and its reference.');
+  if (action === 'resolve' && evidence === '') throw new Error('Give the evidence: what the institution or the hub confirmed, and its reference.');
   if (action !== 'retry' && outcome === '') throw new Error(`No outcome can be recorded by hand for an item in ${item.state}.`);
   page.confirmText.textContent = describeAction(action, item, outcome);
   page.confirm.returnValue = '';

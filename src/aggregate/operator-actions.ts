@@ -26,8 +26,9 @@ const RETRYABLE_OUTGOING: readonly OutgoingState[] = ['COLLECTING', 'AWAITING_DE
 /**
  * What an operator may record as done when the institution confirms it out of band, by state:
  * the credit or the release of an incoming transfer, the refund of an outgoing payment, or a
- * collection the institution says never debited anyone. Nothing else: a state whose outcome
- * only the switch knows is settled by applySwitchOutcome.
+ * collection the institution says never debited anyone. A CONFIRMING payment, whose outcome only
+ * the hub knows, is settled by applySwitchOutcome while the switch answers, and by
+ * #resolveConfirming on the hub's word when it cannot.
  */
 const MANUAL_OUTCOMES_INCOMING: Readonly<Partial<Record<InboundTransferState, InboundTransferState>>> = {
   COMMITTING: 'COMMITTED',
@@ -124,7 +125,7 @@ export class OperatorActions {
   async resolve(subject: OperatorSubject, id: string, outcome: string, request: OperatorRequest): Promise<TransferRecord | OutgoingPaymentRecord> {
     if (request.evidence === undefined || request.evidence.trim() === '') throw new ConnectorError('MissingElement', 'evidence is required to resolve an item by hand (what the institution confirmed, and its reference)');
     const now = this.deps.clock.now().toISOString();
-    const changes = { attempts: 0, nextAttemptAt: null, lastError: null, needsAttention: false, errorCode: 'RESOLVED_BY_OPERATOR' } as const;
+    const changes: OperatorChanges = { attempts: 0, nextAttemptAt: null, lastError: null, needsAttention: false, errorCode: 'RESOLVED_BY_OPERATOR' };
     return this.#as(request, 'resolve', subject, id, async () => {
       if (subject === 'incoming_transfer') {
         const transfer = await this.#transfer(id);
@@ -148,6 +149,7 @@ export class OperatorActions {
         if (!cleared) throw busy(await this.#payment(id), payment.state);
         return this.#payment(id);
       }
+      if (payment.state === 'CONFIRMING') return this.#resolveConfirming(payment, outcome, changes, now);
       const allowed = MANUAL_OUTCOMES_OUTGOING[payment.state];
       if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(payment.state, outcome, allowed));
       if (!payment.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
@@ -157,6 +159,45 @@ export class OperatorActions {
       );
       if (moved === undefined) throw busy(await this.#payment(id), payment.state);
       return moved;
+    });
+  }
+
+  /**
+   * A flagged CONFIRMING payment the switch cannot settle (its GET /transfers fails, or never
+   * gives a final state), resolved on the hub's own word, which the operator took out of band (the
+   * hub operator's portal or settlement report; the evidence names it). COMPLETED records the
+   * transfer done and moves no money. ABORTED moves the payment to REFUNDING and pays the customer
+   * back through the institution under the refund's own reference, once: tried at once, then by
+   * the recovery worker. Both under the same compare-and-set as every other move, so a worker or
+   * the switch's late answer that moved the payment first wins, and the operator is told.
+   */
+  async #resolveConfirming(payment: OutgoingPaymentRecord, outcome: string, changes: OperatorChanges, now: string): Promise<OutgoingPaymentRecord> {
+    if (outcome !== 'COMPLETED' && outcome !== 'ABORTED') {
+      throw refused(`a CONFIRMING payment is resolved by hand to the hub's outcome, COMPLETED or ABORTED, not ${outcome}`);
+    }
+    if (!payment.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
+    const home = payment.homeTransactionId;
+    return this.deps.outgoing.exclusive(home, async () => {
+      if (outcome === 'COMPLETED') {
+        const completed = await this.deps.outgoingStore.transition(home, ['CONFIRMING'], 'COMPLETED', changes, { now });
+        if (completed === undefined) throw busy(await this.#payment(home), 'CONFIRMING');
+        return completed;
+      }
+      const refunding = await this.deps.outgoingStore.transition(
+        home,
+        ['CONFIRMING'],
+        'REFUNDING',
+        {
+          ...changes,
+          // What the channel is told, as when the switch itself reports the abort.
+          errorName: 'SdkClientError',
+          errorMessage: 'the switch did not complete the transfer (the hub aborted it, on an operator\'s word); the customer is refunded',
+          lastError: 'an operator recorded the hub\'s abort',
+        },
+        { now },
+      );
+      if (refunding === undefined) throw busy(await this.#payment(home), 'CONFIRMING');
+      return this.deps.outgoingSettlement.refund(refunding);
     });
   }
 
@@ -183,6 +224,15 @@ export class OperatorActions {
     if (payment === undefined) throw new ConnectorError('TransferNotFound', `no outgoing payment ${id}`);
     return payment;
   }
+}
+
+/** What every manual resolution writes: the retry bookkeeping cleared, the flag down, the audit's code. */
+interface OperatorChanges {
+  readonly attempts: 0;
+  readonly nextAttemptAt: null;
+  readonly lastError: null;
+  readonly needsAttention: false;
+  readonly errorCode: 'RESOLVED_BY_OPERATOR';
 }
 
 function refused(detail: string): ConnectorError {

@@ -127,6 +127,18 @@ describe('operations console in headless Chromium', () => {
     ]);
     await shot(page, '3-detail-and-history');
 
+    // Resolving it by hand offers the hub's two outcomes; the abort's review says the customer is refunded.
+    await page.getByLabel('Resolve by hand (the institution, or the hub, confirmed it out of band)').check();
+    expect(await page.locator('#action-outcome option').allTextContents()).toEqual(['COMPLETED', 'ABORTED']);
+    await page.getByLabel('Outcome', { exact: true }).selectOption('ABORTED');
+    await page.getByLabel('Reason (recorded in the audit trail)').fill('hub operator confirms the abort');
+    await page.getByLabel('Evidence (what the institution or the hub confirmed, and its reference)').fill('hub ticket 881');
+    await page.getByRole('button', { name: 'Review action…' }).click();
+    await expect.poll(() => page.locator('#confirm-text').textContent()).toBe(`Record that the hub aborted outgoing payment ${home} (now CONFIRMING), on the hub's word: the connector refunds the customer once through the institution. It is recorded with your name, reason and evidence.`);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Action cancelled; nothing changed.');
+    await page.getByLabel('Evidence (what the institution or the hub confirmed, and its reference)').fill('');
+
     // Apply the switch's outcome; cancelling first changes nothing.
     await page.getByLabel("Apply the outcome the switch reports").check();
     await page.getByLabel('Outcome', { exact: true }).selectOption('ABORTED');

@@ -150,6 +150,50 @@ describe('operator actions', () => {
     });
   });
 
+  it.each(['ABORTED', 'COMPLETED'] as const)("resolve by hand a flagged CONFIRMING payment the switch cannot settle, on the hub's word %s: once, with evidence; ABORTED refunds the customer once", async (outcome) => {
+    h = await startHarness({ env: { RECOVERY_ATTENTION_AFTER_ATTEMPTS: '2' } });
+    const { home, transferId } = await confirmingPayment();
+    const path = `/operations/items/outgoing_payment/${home}/resolve`;
+    const evidence = 'hub operator, settlement window 42 report, transfer listed as ' + outcome;
+    // One failed question to the switch: not flagged, still the connector's to finish.
+    expect(await h.callOperations('POST', path, { outcome, reason: 'hub says so', evidence })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Operator action refused: only an item flagged for attention is resolved by hand; the connector is still finishing this one' },
+    });
+    // The switch connector cannot answer for it any more (down, or the hub's record out of its reach).
+    h.fakeSwitch.setTransferStatus(transferId, { status: 503, body: { statusCode: '2003', message: 'Service currently unavailable' } });
+    h.clock.advance(10_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 1 });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'CONFIRMING', needsAttention: true });
+    expect(await h.callOperations('POST', path, { outcome: 'REFUNDED', reason: 'x', evidence })).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: "Operator action refused: a CONFIRMING payment is resolved by hand to the hub's outcome, COMPLETED or ABORTED, not REFUNDED" },
+    });
+    const resolved = await h.callOperations('POST', path, { outcome, reason: 'the switch cannot find it; the hub operator confirmed', evidence }, TEST_OPERATOR_TOKENS.bob);
+    expect(resolved.status).toBe(200);
+    expect(resolved.body).toMatchObject({ state: outcome === 'ABORTED' ? 'REFUNDED' : 'COMPLETED', needsAttention: false, attempts: 0, lastError: null });
+    expect(await h.callOperations('POST', path, { outcome, reason: 'again', evidence })).toEqual({
+      status: 409,
+      body: {
+        statusCode: '3106',
+        message: outcome === 'COMPLETED' ? 'Operator action refused: the payment is COMPLETED and not flagged; there is nothing to resolve' : 'Operator action refused: an item in REFUNDED can only be resolved by hand to REFUNDED (clearing its flag), not ABORTED',
+      },
+    });
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    // Debited 100 by the channel; ABORTED pays it back once, COMPLETED moves nothing.
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe(outcome === 'ABORTED' ? '1200.5' : '1100.5');
+    const byOperator = (await h.app.audit.history('outgoing_payment', home)).filter((event) => event.cause === 'operator');
+    expect(byOperator.map((event) => [event.fromState, event.toState, event.operator, event.reason, event.evidence, event.errorCode])).toEqual(
+      outcome === 'ABORTED'
+        ? [
+            ['CONFIRMING', 'REFUNDING', 'bob', 'resolve: the switch cannot find it; the hub operator confirmed', evidence, 'RESOLVED_BY_OPERATOR'],
+            ['REFUNDING', 'REFUNDED', 'bob', 'resolve: the switch cannot find it; the hub operator confirmed', evidence, null],
+          ]
+        : [['CONFIRMING', 'COMPLETED', 'bob', 'resolve: the switch cannot find it; the hub operator confirmed', evidence, 'RESOLVED_BY_OPERATOR']],
+    );
+  });
+
   it('resolve refuses an item the connector is still finishing (not flagged)', async () => {
     h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['commit'], failures: 1, kind: 'unavailable' }) } });
     const transferId = await reserveIncoming(h, '40');
