@@ -175,9 +175,27 @@ describe('FX provider mode: abort and doubtful words', () => {
     expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', needsAttention: false });
   });
 
-  it('a notification for a conversion never reserved is 404 3208', async () => {
+  it('a notification for a conversion never quoted nor reserved is 404 3208', async () => {
     const fx = await start();
     expect(await fx.call('PUT', '/fxTransfers/01JDV6M3AZ6XK1B0SPZ8Q4W2RA', { conversionState: 'COMMITTED' })).toEqual({ status: 404, body: { statusCode: '3208', message: 'Conversion not found: no conversion 01JDV6M3AZ6XK1B0SPZ8Q4W2RA' } });
+    expect(await fx.call('PUT', '/fxTransfers/01JDV6M3AZ6XK1B0SPZ8Q4W2RA', { conversionState: 'ABORTED' })).toEqual({ status: 404, body: { statusCode: '3208', message: 'Conversion not found: no conversion 01JDV6M3AZ6XK1B0SPZ8Q4W2RA' } });
+  });
+
+  it("the hub's abort that arrives before its fxTransfer is remembered: the late fxTransfer reserves nothing and is refused", async () => {
+    const fx = await start();
+    const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    const id = String(transfer['commitRequestId']);
+    // A commit for it cannot be applied: nothing was reserved.
+    expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).toEqual({ status: 404, body: { statusCode: '3208', message: `Conversion not found: no conversion ${id}` } });
+    expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED', completedTimestamp: '2026-11-23T10:00:05.000Z' })).toEqual({ status: 200, body: {} });
+    expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED', completedTimestamp: '2026-11-23T10:00:05.000Z' })).toEqual({ status: 200, body: {} });
+    const refused = { status: 409, body: { statusCode: '3106', message: `Transfer already finished differently: the hub aborted ${id} before it arrived; nothing held` } };
+    expect(await fx.call('POST', '/fxTransfers', transfer)).toEqual(refused);
+    expect(await fx.call('POST', '/fxTransfers', transfer)).toEqual(refused);
+    expect((await balances(fx))['liquidity-mwk']).toBe('50000000');
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'ABORTED', needsAttention: false, targetAmount: '6425.16' });
+    expect(await fx.app.exchange.status(id)).toBe('released');
   });
 });
 

@@ -140,6 +140,7 @@ export class FxConversions {
       const hash = requestHash(body);
       const existing = await this.deps.store.findConversion(id);
       if (existing !== undefined) {
+        if (existing.requestHash === ABORTED_BEFORE_ARRIVAL) throw abortedBeforeArrival(id);
         if (existing.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
         return this.#resumeTransfer(existing);
       }
@@ -174,6 +175,7 @@ export class FxConversions {
       if (inserted !== undefined) return this.#resumeTransfer(inserted);
       // Not inserted: a racing duplicate stored it first, answered as a repeat.
       const conversion = await this.#reread(id);
+      if (conversion.requestHash === ABORTED_BEFORE_ARRIVAL) throw abortedBeforeArrival(id);
       if (conversion.requestHash !== hash) throw new ConnectorError('ModifiedRequest', `commitRequestId ${id} was used with another body`);
       return this.#resumeTransfer(conversion);
     });
@@ -232,6 +234,7 @@ export class FxConversions {
         if (await this.releaseReserved(id, ['RESERVED', 'RESERVING'])) return;
       }
       const conversion = await this.deps.store.findConversion(id);
+      if (conversion === undefined && word.kind === 'abort') return this.#abortBeforeArrival(id);
       if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
       if (word.kind === 'doubtful') {
         this.deps.logger.error({ commitRequestId: id, state: conversion.state, why: word.why }, 'conversion notification not applied');
@@ -241,6 +244,34 @@ export class FxConversions {
       if (word.kind === 'commit') return this.#commit(conversion);
       return this.#abort(conversion);
     });
+  }
+
+  /**
+   * The hub's abort of a conversion whose fxTransfer has not arrived (it is still on its way, or
+   * never will). Remembered, so that the fxTransfer, if it comes, reserves nothing: stored from
+   * its quote in RELEASING with ABORTED_BEFORE_ARRIVAL for a request hash, then released as any
+   * abort (the exchange records the reference released and refuses a late hold). Without a quote
+   * under the id there is nothing this provider could reserve for it: answered not found.
+   */
+  async #abortBeforeArrival(id: string): Promise<void> {
+    const quote = await this.deps.store.findQuote(id);
+    if (quote === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
+    const inserted = await this.deps.store.insertConversion(
+      {
+        commitRequestId: id,
+        requestHash: ABORTED_BEFORE_ARRIVAL,
+        sourceCurrency: quote.sourceCurrency,
+        sourceAmount: quote.sourceAmount,
+        targetCurrency: quote.targetCurrency,
+        targetAmount: quote.targetAmount,
+        expiration: quote.expiration,
+        nextAttemptAt: this.#later(this.deps.settings.intentStaleAfterMs),
+      },
+      'RELEASING',
+    );
+    if (inserted !== undefined) this.deps.logger.warn({ commitRequestId: id }, 'the hub aborted a conversion before its fxTransfer arrived; a late fxTransfer will reserve nothing');
+    // Not inserted: the fxTransfer landed meanwhile (another replica), aborted as usual.
+    return this.#abort(inserted ?? (await this.#reread(id)));
   }
 
   async #commit(conversion: ConversionRecord): Promise<void> {
@@ -370,6 +401,13 @@ function convertOrRefuse(terms: FxQuoteRequest['conversionTerms'], pricing: Para
     if (error instanceof RangeError) throw new ConnectorError('ValidationFailed', error.message);
     throw error;
   }
+}
+
+/** The request hash of a conversion stored from the hub's abort before its fxTransfer arrived (no request hashes to it). */
+const ABORTED_BEFORE_ARRIVAL = 'aborted-before-arrival';
+
+function abortedBeforeArrival(id: string): ConnectorError {
+  return new ConnectorError('TransferStateConflict', `the hub aborted ${id} before it arrived; nothing held`);
 }
 
 function answerRepeat(storedHash: string, hash: string, answer: string): unknown {

@@ -200,14 +200,22 @@ export class FxStore {
   }
 
   /** Inserts a conversion in RESERVING and answers it as stored; undefined when one exists under its id already. */
-  async insertConversion(conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state' | 'createdAt' | 'updatedAt'>): Promise<ConversionRecord | undefined> {
+  /**
+   * Inserts a conversion in RESERVING (an fxTransfer to reserve), or in RELEASING (the hub's abort
+   * arrived before its fxTransfer: nothing to reserve, the exchange told to refuse a late hold);
+   * undefined when the commitRequestId is already stored.
+   */
+  async insertConversion(
+    conversion: Omit<ConversionRecord, 'attempts' | 'needsAttention' | 'lastError' | 'errorName' | 'state' | 'createdAt' | 'updatedAt'>,
+    state: 'RESERVING' | 'RELEASING' = 'RESERVING',
+  ): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
     const inserted = await CONVERSIONS.insert(
       this.#database,
       {
         commit_request_id: conversion.commitRequestId,
         request_hash: conversion.requestHash,
-        state: 'RESERVING',
+        state,
         source_currency: conversion.sourceCurrency,
         source_amount: conversion.sourceAmount,
         target_currency: conversion.targetCurrency,
