@@ -98,6 +98,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('never echoes a credential written into SDK_BASE_URL, and refuses one', () => {
+    const problemsOf = (value: string): readonly string[] => {
+      try {
+        loadConfig({ SDK_BASE_URL: value });
+      } catch (error) {
+        if (error instanceof ConfigError) return error.problems;
+      }
+      return [];
+    };
+    expect(problemsOf('ftp://sdk:s3cret-pass@sdk.example:4001')).toEqual(['SDK_BASE_URL: is not an http(s) URL (scheme "ftp:"; the value is not shown)']);
+    expect(problemsOf('https://sdk:s3cret-pass@sdk.example:4001/')).toEqual(['SDK_BASE_URL: must not carry credentials (user:password@ in "https://sdk.example:4001/")']);
+    expect(problemsOf('sdk:s3cret-pass@sdk.example 4001')).toEqual(['SDK_BASE_URL: is not an http(s) URL (scheme "sdk:"; the value is not shown)']);
+    expect(problemsOf('http://[sdk:s3cret-pass')).toEqual(['SDK_BASE_URL: is not an http(s) URL (the value is not shown: it may carry a credential)']);
+    expect(loadConfig({ SDK_BASE_URL: 'https://sdk.example:4001/' }).sdkBaseUrl).toBe('https://sdk.example:4001');
+  });
+
   it('reads list settings: unset gives the default, set but empty gives no items (a policy turned off)', () => {
     expect(loadConfig({}).iso.requiredPayerKeys).toEqual(['CdtTrfTxInf.Dbtr.Nm']);
     expect(loadConfig({ ISO_REQUIRED_PAYER_KEYS: '' }).iso.requiredPayerKeys).toEqual([]);

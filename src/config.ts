@@ -481,16 +481,32 @@ class Reader {
     }
   }
 
+  /**
+   * An http(s) URL without credentials. A refused http(s) value is shown with its user and
+   * password blanked; any other is not shown (its credentials could not be found to hide).
+   */
   url(name: string, fallback: string): string {
     const text = this.string(name, fallback);
+    let url: URL;
     try {
-      const url = new URL(text);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      return text.replace(/\/+$/, '');
+      url = new URL(text);
     } catch {
-      this.problems.push(`${name}: "${text}" is not an http(s) URL`);
+      this.problems.push(`${name}: is not an http(s) URL (the value is not shown: it may carry a credential)`);
       return fallback;
     }
+    const carriesCredentials = url.username !== '' || url.password !== '';
+    url.username = '';
+    url.password = '';
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      // Only the scheme: past it, another scheme's text may hold a credential anywhere.
+      this.problems.push(`${name}: is not an http(s) URL (scheme "${url.protocol}"; the value is not shown)`);
+      return fallback;
+    }
+    if (carriesCredentials) {
+      this.problems.push(`${name}: must not carry credentials (user:password@ in "${url.toString()}")`);
+      return fallback;
+    }
+    return text.replace(/\/+$/, '');
   }
 
   oneOf<const T extends string>(name: string, allowed: readonly T[], fallback: T): T {

@@ -136,4 +136,19 @@ describe('a report written in chunks', () => {
     expect(rows[1_001]).toBe('matched,tr-1000,customer-credit,incoming_transfer,tr-1000,COMMITTED,ZMW,9.9,9.9,,2026-11-20T12:00:00.000Z,');
     expect(rows[1_002]).toBe('');
   });
+
+  it('as CSV: any field a spreadsheet would start a formula with is defused, a negative decimal number is kept', () => {
+    const notes = ['-2+3+cmd|x', '-5.00', '-12', '+1', '@SUM(A1)', '\t=1', '-1e3', '-.5'];
+    const rows = [...reportCsv(report(notes.map((note, index) => line(index, note))))].join('').split('\r\n');
+    expect(rows.slice(1, 1 + notes.length).map((row) => row.slice(row.lastIndexOf('Z,') + 2))).toStrictEqual([
+      "'-2+3+cmd|x",
+      '-5.00',
+      '-12',
+      "'+1",
+      "'@SUM(A1)",
+      "'\t=1",
+      "'-1e3",
+      "'-.5",
+    ]);
+  });
 });

@@ -311,8 +311,9 @@ export function* reportCsv(report: ReconciliationReport): Generator<string> {
 }
 
 function csvField(value: string): string {
-  // A leading =, +, - or @ would be read as a formula by a spreadsheet: quoted with an apostrophe.
-  const safe = /^[=+\-@]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
+  // A leading =, +, -, @, tab or carriage return would be read as a formula by a spreadsheet:
+  // quoted with an apostrophe. A negative decimal number alone is left as it is.
+  const safe = /^[=+\-@\t\r]/.test(value) && !/^-\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

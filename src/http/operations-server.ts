@@ -191,12 +191,14 @@ async function registerConsole(server: FastifyInstance, consoleDir: string): Pro
     try {
       files.set(name, { body: await readFile(join(consoleDir, name)), type });
     } catch {
-      // Not built: said at /console.
+      // Not built: said at /console, and where it was looked for in the log (not to the caller).
     }
   }
+  const missing = CONSOLE_FILES.map(([name]) => name).filter((name) => !files.has(name));
+  if (missing.length > 0) server.log.warn({ consoleDir, missing }, 'the operations console is not built; run npm run build');
   const send = (reply: FastifyReply, name: string): FastifyReply => {
     const file = files.get(name);
-    if (file === undefined) throw new ConnectorError('UnknownRoute', `the console is not built (${name} missing in ${consoleDir}); run npm run build`);
+    if (file === undefined) throw new ConnectorError('UnknownRoute', `the console is not built (${name} missing; run npm run build)`);
     // Own files only: no inline script, no other origin, no framing.
     return reply
       .type(file.type)

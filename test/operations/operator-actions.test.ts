@@ -26,6 +26,13 @@ async function confirmingPayment(): Promise<{ home: string; transferId: string }
 }
 
 describe('operator actions', () => {
+  it('a console that is not built is a 404 that names the missing file, not where the connector is installed', async () => {
+    const consoleDir = '/srv/bank-a/connector-install/console-not-here';
+    h = await startHarness({ env: { CONSOLE_DIR: consoleDir } });
+    const answer = await h.callOperations('GET', '/console/', undefined, null);
+    expect(answer).toEqual({ status: 404, body: { statusCode: '3002', message: 'Unknown URI: the console is not built (index.html missing; run npm run build)' } });
+  });
+
   it('take an operator token: none, a wrong one or the channel key is refused with 401', async () => {
     h = await startHarness();
     const refused = { status: 401, body: { statusCode: '3000', message: 'Unauthorized: missing or wrong operator token (Authorization: Bearer ...)' } };
