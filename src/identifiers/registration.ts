@@ -66,7 +66,7 @@ export class IdentifierRegistration {
 
   /**
    * Opt-in: records the request with its consent, confirms with the institution, then asks the
-   * platform (unless `deferPlatform`, for bulk: the batch is sent by flushBatch). Answers the
+   * platform (unless `deferPlatform`, for bulk: the job sends its batches, sendJob). Answers the
    * record as it stands.
    */
   async register(input: IdentifierInput, consent: Consent, options: { readonly jobId?: string; readonly deferPlatform?: boolean } = {}): Promise<IdentifierRecord> {
