@@ -5,7 +5,7 @@ import { isDecline } from '../../aggregate/inbound-settlement.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { KeyedSerializer } from '../../shared/keyed-serializer.js';
-import { ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
+import { ConversionTooLarge, ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
 import type { ConversionRecord, ConversionState, FxQuoteRecord, FxStore } from '../store/fx-store.js';
@@ -397,7 +397,7 @@ function convertOrRefuse(terms: FxQuoteRequest['conversionTerms'], pricing: Para
     if (terms.targetAmount.amount === undefined) throw new ConnectorError('MissingElement', 'RECEIVE needs conversionTerms.targetAmount.amount');
     return convertReceiveAmount({ amount: terms.targetAmount.amount, currency: terms.targetAmount.currency }, pricing);
   } catch (error) {
-    if (error instanceof ConversionTooSmall) throw new ConnectorError('FxAmountOutOfLimits', error.message);
+    if (error instanceof ConversionTooSmall || error instanceof ConversionTooLarge) throw new ConnectorError('FxAmountOutOfLimits', error.message);
     if (error instanceof RangeError) throw new ConnectorError('ValidationFailed', error.message);
     throw error;
   }

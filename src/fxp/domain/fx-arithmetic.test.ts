@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ConversionTooLarge,
   ConversionTooSmall,
   convertReceiveAmount,
   convertSendAmount,
@@ -74,6 +75,15 @@ describe('SEND: the source amount is fixed; charges come off the target', () => 
     const halving: ConversionPricing = { ...pricing, rate: '0.5' };
     // 999999999999999999.99 x 0.5 = 499999999999999999.995 -> .99 (down)
     expect(convertSendAmount({ amount: '999999999999999999.99', currency: 'USD' }, halving).target.amount).toBe('499999999999999999.99');
+  });
+
+  it('refuses a conversion whose target or source would pass 18 digits before the point (the switch\'s Amount)', () => {
+    const pricing: ConversionPricing = { sourceCurrency: 'USD', targetCurrency: 'UGX', rate: '3700', charge: { currency: 'UGX', fixed: '0', percent: '0' } };
+    // 999999999999999 USD x 3700 = 3699999999999996300 UGX: 19 digits.
+    expect(() => convertSendAmount({ amount: '999999999999999', currency: 'USD' }, pricing)).toThrow(new ConversionTooLarge('3699999999999996300 UGX is more than the switch can carry (18 digits before the point)'));
+    expect(convertSendAmount({ amount: '270270270270270', currency: 'USD' }, pricing).target.amount).toBe('999999999999999000');
+    // RECEIVE 999999999999999999 UGX at 1/3700 needs 270270270270270.27 USD: fine; at a rate of 0.0001 it needs 19 digits.
+    expect(() => convertReceiveAmount({ amount: '999999999999999999', currency: 'UGX' }, { ...pricing, rate: '0.0001' })).toThrow(ConversionTooLarge);
   });
 });
 

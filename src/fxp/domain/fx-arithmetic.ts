@@ -1,5 +1,5 @@
 import { minorUnitDigits } from '../../domain/currencies.js';
-import { formatMinorUnits, parseDecimal, toMinorUnits, type Money } from '../../domain/money.js';
+import { AMOUNT_PATTERN, formatMinorUnits, parseDecimal, toMinorUnits, type Money } from '../../domain/money.js';
 
 /**
  * Exact conversion arithmetic of the FX provider, in bigint minor units. Every rounding is in
@@ -41,6 +41,9 @@ export interface Conversion {
 
 /** Thrown when the amounts come out at zero or below: the amount is too small to convert. */
 export class ConversionTooSmall extends Error {}
+
+/** Thrown when an amount comes out beyond the switch's Amount (18 digits before the point): the hub could not carry it. */
+export class ConversionTooLarge extends Error {}
 
 /** source x rate, rounded down to the target's minor unit. */
 export function targetForSourceRoundingDown(sourceMinor: bigint, pricing: Pick<ConversionPricing, 'sourceCurrency' | 'targetCurrency' | 'rate'>): bigint {
@@ -110,12 +113,16 @@ function chargeInSource(grossSource: bigint, targetMinor: bigint, pricing: Conve
 
 function result(sourceMinor: bigint, targetMinor: bigint, chargeSource: bigint, chargeTarget: bigint, pricing: ConversionPricing): Conversion {
   const { sourceCurrency: s, targetCurrency: t } = pricing;
-  return {
+  const conversion = {
     source: { amount: formatMinorUnits(sourceMinor, s), currency: s },
     target: { amount: formatMinorUnits(targetMinor, t), currency: t },
     charges: { source: { amount: formatMinorUnits(chargeSource, s), currency: s }, target: { amount: formatMinorUnits(chargeTarget, t), currency: t } },
     rate: pricing.rate,
   };
+  for (const money of [conversion.source, conversion.target, conversion.charges.source, conversion.charges.target]) {
+    if (!AMOUNT_PATTERN.test(money.amount)) throw new ConversionTooLarge(`${money.amount} ${money.currency} is more than the switch can carry (18 digits before the point)`);
+  }
+  return conversion;
 }
 
 /**
