@@ -3,7 +3,7 @@ import { ConnectorError } from '../../../src/domain/errors.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/ports/clock.js';
 import { BARRED, CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
-import { JsonNumber, parseDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
+import { JsonNumber, parseDecimalJson, stringifyDecimalJson } from '../../../src/adapters/core-banking/shared/decimal-json.js';
 import { startFixtureServer, type FixtureReply } from '../fixture-server.js';
 import { FineractCoreBanking, idempotencyKey } from '../../../src/adapters/core-banking/fineract/fineract-core-banking.js';
 import { FINERACT_FIXTURE_DEFAULTS, startFineractFixture, type FineractFixture } from './fineract-fixture.js';
@@ -791,6 +791,48 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
       float: '987.66',
       floatAvailable: '987.66',
     });
+  });
+
+  it('a batch whose whole transaction failed at its commit, answered with a replayed command\'s headers, does not pass over that command\'s booked key', async () => {
+    const { fineract, adapter } = await start({ timeoutMs: 3000 });
+    await adapter.reserve(commitRequest(fineract));
+    // Our batch waits at Fineract while a twin under the same keys (another replica's attempt,
+    // which read the hold unreleased too) books the commit.
+    fineract.inject('slow-before', 'next-write', 1, 1, 400);
+    const committing = adapter.commit(commitRequest(fineract)).then(() => 'committed', (error: unknown) => (error instanceof Error ? error.message : String(error)));
+    for (let waited = 0; !fineract.requests.some((request) => request.path.includes('/batches')); waited += 5) {
+      if (waited > 2000) throw new Error('the commit never sent its batch');
+      await sleep(5);
+    }
+    const sent = fineract.requests.find((request) => request.path.includes('/batches'));
+    const twin = await request(`${fineract.url}/batches?enclosingTransaction=true`, {
+      method: 'POST',
+      headers: { authorization: String(sent?.headers.authorization), 'fineract-platform-tenantid': FINERACT_FIXTURE_DEFAULTS.tenant, 'content-type': 'application/json' },
+      body: stringifyDecimalJson(sent?.body),
+    });
+    expect(twin.statusCode).toBe(200);
+    await twin.body.text();
+    // Ours then replays all three, and its transaction fails at the commit (buildErrorResponses).
+    fineract.failNextBatch('commit-conflict');
+    expect(await committing).toBe('Institution unavailable: fineract commit: deposit, release and withdraw as one transaction (withdraw float): HTTP 409, the transaction rolled back at its commit; retried later');
+    await adapter.commit(commitRequest(fineract));
+    expect({ payee: fineract.balanceOf(PAYEE.idValue), float: fineract.floatBalance(), floatAvailable: fineract.floatAvailable(), total: fineract.total() }).toEqual({
+      payee: '62.34',
+      float: '987.66',
+      floatAvailable: '987.66',
+      total: '1261',
+    });
+    // The withdrawal was asked about alone under its first key (a replay), never sent under a second.
+    expect(new Set(writes(fineract).filter((write) => write.startsWith('withdrawal')))).toEqual(new Set([`withdrawal ${key('withdraw-float')}`]));
+  });
+
+  it('a batch that lost to a twin under the same keys (403 data integrity) is an outage retried later, not a decline', async () => {
+    const { fineract, adapter } = await start();
+    await adapter.reserve(commitRequest(fineract));
+    fineract.failNextBatch('duplicate-key');
+    await expectConnectorError(adapter.commit(commitRequest(fineract)), 'InstitutionUnavailable', /\(deposit\): HTTP 403 data integrity \(an attempt under the same keys booked first, or is booking\); rolled back, retried later$/);
+    await adapter.commit(commitRequest(fineract));
+    expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['62.34', '987.66', '987.66']);
   });
 
   it('a commit to a blocked payee is refused each time, books nothing and spends no key (a batch stores no failure)', async () => {

@@ -137,6 +137,19 @@ export interface FineractFixture extends FixtureInstitution {
    *   `{"Exception": message}` (DefaultExceptionMapper).
    */
   failNext(command: string, failure: 'lock-conflict' | 'server-error'): void;
+  /**
+   * The next batch fails as a whole, as Fineract answers a failure of the enclosing transaction
+   * rather than of one command (BatchApiServiceImpl):
+   * - 'commit-conflict': the commands ran, then the commit failed (a TransactionSystemException,
+   *   turned into a ConcurrencyFailureException: 409 lock conflict); everything is rolled back and
+   *   the one answer carries the requestId and the headers of the last command's own answer
+   *   (buildErrorResponses), `x-served-from-cache` included when that command was a replay;
+   * - 'duplicate-key': a twin batch under the same keys committed first; this one's command
+   *   record breaks UNIQUE_PORTFOLIO_COMMAND_SOURCE (DataIntegrityViolationException, mapped by
+   *   ErrorHandler to PlatformDataIntegrityException: 403 error.msg.data.integrity.issue), all is
+   *   rolled back, answered on the first command.
+   */
+  failNextBatch(failure: 'commit-conflict' | 'duplicate-key'): void;
 }
 
 export async function startFineractFixture(options: FineractFixtureOptions): Promise<FineractFixture> {
@@ -152,6 +165,7 @@ export async function startFineractFixture(options: FineractFixtureOptions): Pro
     reverse: (savingsId: string, receiptNumber: string) => state.reverse(savingsId, receiptNumber),
     overdraw: (idValue: string, amount: string) => state.overdraw(idValue, amount),
     failNext: (command: string, failure: 'lock-conflict' | 'server-error') => state.failNext(command, failure),
+    failNextBatch: (failure: 'commit-conflict' | 'duplicate-key') => state.failNextBatch(failure),
     debitByChannel: (reference: string, idValue: string, amount: string) => state.debitByChannel(reference, idValue, amount),
   });
 }
@@ -164,6 +178,7 @@ class FineractInstitution {
   readonly #tenant: string;
   readonly #commands = new Map<string, StoredCommand>();
   readonly #failures: Array<{ readonly command: string; readonly failure: 'lock-conflict' | 'server-error' }> = [];
+  readonly #batchFailures: Array<'commit-conflict' | 'duplicate-key'> = [];
   readonly #clock: Clock;
   readonly #tenantDay: Intl.DateTimeFormat;
   #nextId = 100;
@@ -425,7 +440,14 @@ class FineractInstitution {
     if (query.get('enclosingTransaction') !== 'true') return fail(501, 'error.msg.fixture.not.imitated', 'the fixture imitates batches in an enclosing transaction only');
     if (!Array.isArray(body)) return fail(400, 'validation.msg.invalid.json', 'Body is not a list of requests');
     const restore = this.#snapshot();
-    const answers: unknown[] = [];
+    const answers: Array<{ requestId: unknown; statusCode: JsonNumber; headers: Array<{ name: string; value: string }>; body: string }> = [];
+    const batchFailure = this.#batchFailures.shift();
+    if (batchFailure === 'duplicate-key') {
+      const first = body[0];
+      const headers = isRecord(first) && Array.isArray(first['headers']) ? first['headers'].filter(isRecord).map((header) => ({ name: String(header['name']), value: String(header['value']) })) : [];
+      const refusal = fail(403, 'error.msg.data.integrity.issue', "The request caused a data integrity issue to be fired by the database: Duplicate entry for key 'UNIQUE_PORTFOLIO_COMMAND_SOURCE'");
+      return { status: 200, body: [{ requestId: isRecord(first) ? first['requestId'] : null, statusCode: new JsonNumber('403'), headers, body: stringifyDecimalJson(refusal.body) }] };
+    }
     for (const item of body) {
       const outcome = this.#batchItem(item);
       const text = typeof outcome.reply.body === 'string' ? outcome.reply.body : stringifyDecimalJson(outcome.reply.body);
@@ -437,7 +459,18 @@ class FineractInstitution {
       }
       answers.push(answer);
     }
+    const last = answers[answers.length - 1];
+    if (batchFailure === 'commit-conflict' && last !== undefined) {
+      restore();
+      const message = 'The server is currently unable to handle the request due to concurrent modification  on lock, please try again';
+      const conflict = { developerMessage: message, httpStatusCode: '409', defaultUserMessage: message, userMessageGlobalisationCode: 'error.msg.platform.service.lock.conflict', errors: [] };
+      return { status: 200, body: [{ requestId: last.requestId, statusCode: new JsonNumber('409'), headers: last.headers, body: stringifyDecimalJson(conflict) }] };
+    }
     return { status: 200, body: answers };
+  }
+
+  failNextBatch(failure: 'commit-conflict' | 'duplicate-key'): void {
+    this.#batchFailures.push(failure);
   }
 
   #batchItem(item: unknown): { reply: FixtureReply; headers: Array<{ name: string; value: string }> } {

@@ -68,6 +68,8 @@ export interface FineractDeps {
  * - refund: one batch: deposit to the payer, withdraw from the float.
  * A repeat that finds the first attempt still running is refused by Fineract (425, or 409 as its
  * document says): the outcome is unknown and the caller tries again later; nothing is booked.
+ * Inside a batch a twin cannot see the running attempt: one of them loses on the key's unique
+ * record (403 data integrity) and is rolled back whole, an outage retried later (#together).
  * Fineract stores a failure under the key too, so a step has a sequence of keys and a replayed
  * failure, which booked nothing, moves the step to its next key (see #command).
  * No operation reads a statement: the float's history grows without bound. Where a state is
@@ -199,8 +201,20 @@ export class FineractCoreBanking implements CoreBanking {
       if (failed.statusCode === 425 || (failed.statusCode === 409 && isInProgress(failed.body))) {
         throw new ConnectorError('InstitutionTimeout', `fineract ${what}: an earlier attempt is still running at Fineract (HTTP ${failed.statusCode}); outcome unknown`);
       }
+      // A twin batch under the same keys (our earlier attempt, still running when this one was
+      // sent) committed first: this one broke the key's unique record and was rolled back.
+      if (readError(failed.body).codes.some((code) => code.includes('data.integrity'))) {
+        throw new ConnectorError('InstitutionUnavailable', `fineract ${what}: HTTP ${failed.statusCode} data integrity (an attempt under the same keys booked first, or is booking); rolled back, retried later`);
+      }
       const attempt = attempts[index];
       if (failed.servedFromCache && step !== undefined && attempt !== undefined && attempt + 1 < KEYS_PER_STEP) {
+        // Only a key Fineract stored as failed may be passed over. The answer to a failed commit
+        // of the whole transaction carries the last command's headers (buildErrorResponses), the
+        // replay mark of a booked key included: asked alone under the same key, which cannot
+        // book (the key is stored), Fineract says which.
+        if (!(await this.#storedAsFailed(`${what}: asked alone`, step, reference, attempt))) {
+          throw new ConnectorError('InstitutionUnavailable', `fineract ${what}: HTTP ${failed.statusCode}, the transaction rolled back at its commit; retried later`);
+        }
         attempts[index] = attempt + 1;
         continue;
       }
@@ -404,6 +418,23 @@ export class FineractCoreBanking implements CoreBanking {
   async #hold(operation: string, reference: string, amount: string): Promise<string> {
     const body = holdCommand(amount, reference, this.#today());
     return this.#command(`${operation}: hold`, this.#options.floatAccountId, '?command=holdAmount', body, 'float', reference, 'hold');
+  }
+
+  /**
+   * Whether `step`'s key `attempt` is stored at Fineract as a failure: the command sent alone under
+   * it, which only replays (the caller saw the key marked as served from the store), answers a
+   * failure from the store. A replayed success, or anything else, is not a stored failure.
+   */
+  async #storedAsFailed(operation: string, step: BatchStep, reference: string, attempt: number): Promise<boolean> {
+    const answer = await this.#http.send({
+      operation,
+      method: 'POST',
+      path: `/savingsaccounts/${encodeURIComponent(step.savingsId)}/transactions${step.suffix}`,
+      json: step.body,
+      headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step.step, attempt) },
+      serverErrorAnsweredWhen: SERVED_FROM_CACHE,
+    });
+    return answer.status >= 400 && answer.status !== 425 && answer.headers[SERVED_FROM_CACHE] === 'true';
   }
 
   /** Releases the hold under the step of whoever releases it: the commit (COMMIT_RELEASE) or an abort (ABORT_RELEASE). */
