@@ -93,8 +93,7 @@ export class OutgoingPayments {
    * as well, rereading the stored record, so that it answers what a retry within one process
    * answers; bounded by `parallelRetryWaitMs`, after which it answers from the state it finds.
    */
-  async #awaitLeaving(state: 'INITIATING' | 'ACCEPTING', record: Payment): Promise<Payment> {
-    const limitMs = this.deps.settings.parallelRetryWaitMs ?? 0;
+  async #awaitLeaving(state: 'INITIATING' | 'ACCEPTING' | 'COLLECTING', record: Payment, limitMs = this.deps.settings.parallelRetryWaitMs ?? 0): Promise<Payment> {
     let payment = record;
     let waitedMs = 0;
     let pauseMs = PARALLEL_RETRY_POLL_FIRST_MS;
@@ -208,7 +207,23 @@ export class OutgoingPayments {
     // it accepts: a second accept could come back as an error and refund a customer whose
     // transfer completed. Wait for that outcome instead, as a retry in one process does.
     if (payment.state === 'ACCEPTING') return this.#answerAccepted({ payment: await this.#awaitLeaving('ACCEPTING', payment) });
+    // Found COLLECTING with no failed attempt: another replica's prompt may still be on its way
+    // (collectTakesUpToMs). Prompting again could ask the customer twice: its outcome is waited
+    // for instead, and a prompt still out when the wait ends is answered as under way.
+    const promptOutForMs = this.#promptMayBeOutForMs(payment);
+    if (promptOutForMs > 0) {
+      payment = await this.#awaitLeaving('COLLECTING', payment, Math.min(promptOutForMs, this.deps.settings.parallelRetryWaitMs ?? 0));
+      // Still out (or its replica stopped, which the recovery worker settles once the bound passes).
+      if (payment.state === 'COLLECTING' && payment.attempts === 0 && payment.nextAttemptAt === null) return this.#answerAccepted({ payment });
+    }
     return this.#answerAccepted(await this.#driveAccepted(payment, { repeat: true }));
+  }
+
+  /** How much longer a COLLECTING payment's prompt, sent and not yet answered, may be on its way; 0 when none can be. */
+  #promptMayBeOutForMs(payment: Payment): number {
+    if (payment.state !== 'COLLECTING' || payment.attempts !== 0 || payment.nextAttemptAt !== null) return 0;
+    const boundMs = this.deps.coreBanking.capabilities.collectTakesUpToMs ?? 0;
+    return Math.max(0, Date.parse(payment.updatedAt) + boundMs - this.deps.clock.now().getTime());
   }
 
   /**

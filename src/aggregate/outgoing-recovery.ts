@@ -47,7 +47,9 @@ export class OutgoingRecovery {
   async #pass(): Promise<RecoveryReport> {
     const now = this.clock.now().getTime();
     const groups: Array<[readonly OutgoingState[], number]> = [
-      [['REFUNDING', 'CONFIRMING', 'COLLECTING'], this.settings.intentStaleAfterMs],
+      [['REFUNDING', 'CONFIRMING'], this.settings.intentStaleAfterMs],
+      // A prompt may be on its way for as long as the institution's calls may take: not prompted again sooner.
+      [['COLLECTING'], Math.max(this.settings.intentStaleAfterMs, (this.coreBanking.capabilities.collectTakesUpToMs ?? 0) + 5_000)],
       [['AWAITING_DEBIT'], this.settings.callbackWaitMs],
       // A little beyond the switch's own limits, so that a call still running elsewhere is never
       // overtaken: an accept is one blocking call, an initiation up to two (transfer, conversion).

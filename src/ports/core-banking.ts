@@ -48,6 +48,14 @@ export interface CoreBankingCapabilities {
    * the connector asks transactionStatus and the institution's answer decides.
    */
   readonly signedCallbacks?: boolean;
+  /**
+   * The longest one collect (payment prompt) can run, from the adapter's own timeouts: its
+   * calls' connect and answer times summed. A COLLECTING payment younger than this may still
+   * have its prompt on the way, so neither the recovery worker nor a retried accept on another
+   * replica prompts again before then (two prompts could both be approved). Unset for an
+   * institution answered in-process.
+   */
+  readonly collectTakesUpToMs?: number;
 }
 
 export interface ReserveRequest {

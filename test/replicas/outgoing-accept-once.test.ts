@@ -7,6 +7,8 @@ import { startFakeSwitch } from '../support/fake-switch.js';
 import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { balances, startHarness } from '../support/sandbox-harness.js';
+import { interceptCoreBanking, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
 
 /**
  * Found by the two-replica test (test/replicas/replicas.test.ts): a replica that lost the race
@@ -30,6 +32,92 @@ async function untilSwitchGot(h: Harness, transferId: string): Promise<void> {
   for (let i = 0; i < 200 && switchPuts(h, transferId).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(switchPuts(h, transferId)).toEqual([{ acceptQuote: true }]);
 }
+
+/**
+ * An institution whose collects (payment prompts) the test counts on every replica, and whose
+ * first collect waits at the institution until the test lets it through; it declares how long a
+ * collect may take, as an HTTP adapter does from its timeouts.
+ */
+function promptsHeldOnce(collectTakesUpToMs: number): { wrap: (inner: CoreBanking) => CoreBanking; sent: Promise<void>; letThrough: () => void; readonly collects: number } {
+  let letThrough = (): void => undefined;
+  const gate = new Promise<void>((resolve) => {
+    letThrough = resolve;
+  });
+  let signalSent = (): void => undefined;
+  const sent = new Promise<void>((resolve) => {
+    signalSent = resolve;
+  });
+  let collects = 0;
+  const wrap = (inner: CoreBanking): CoreBanking => ({
+    ...interceptCoreBanking(inner, async <T>(name: CoreBankingOperation, call: () => Promise<T>): Promise<T> => {
+      if (name !== 'collect') return call();
+      collects += 1;
+      if (collects === 1) {
+        signalSent();
+        await gate;
+      }
+      return call();
+    }),
+    capabilities: { ...inner.capabilities, collectTakesUpToMs },
+  });
+  return {
+    wrap,
+    sent,
+    letThrough: () => letThrough(),
+    get collects() {
+      return collects;
+    },
+  };
+}
+
+describe('a payment prompt still on its way is not sent again by another replica', () => {
+  async function twoReplicas(prompts: ReturnType<typeof promptsHeldOnce>): Promise<{ first: Harness; second: Harness; transferId: string }> {
+    const clock = new ManualClock();
+    const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
+    const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
+    const first = await startHarness({ fakeSwitch, clock, env, overrides: { wrapCoreBanking: prompts.wrap } });
+    const second = await startHarness({ fakeSwitch, clock, env, dataDir: first.dataDir, overrides: { wrapCoreBanking: prompts.wrap } });
+    cleanups.push(async () => {
+      prompts.letThrough();
+      await second.stop();
+      await first.close();
+      await fakeSwitch.close();
+    });
+    const transferId = String((await initiate(first, sendMoneyBody()))['transferId']);
+    return { first, second, transferId };
+  }
+
+  it("the other replica's recovery worker leaves a COLLECTING payment alone while its prompt may be out (collectTakesUpToMs), then takes it over", async () => {
+    const prompts = promptsHeldOnce(30_000);
+    const { first, second, transferId } = await twoReplicas(prompts);
+    const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    await prompts.sent;
+    // Older than the intents' 5 s, younger than the prompt's 30 s (+ 5 s).
+    first.clock.advance(10_000);
+    expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(prompts.collects).toBe(1);
+    // Past 35 s the first replica's call must have ended (its process may be gone): the
+    // institution has no such prompt, so the recovery worker prompts.
+    first.clock.advance(26_000);
+    expect(await second.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 0, failed: 0 });
+    expect(prompts.collects).toBe(2);
+    expect((await second.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'AWAITING_DEBIT' });
+    prompts.letThrough();
+    expect((await accepted).status).toBe(202);
+  });
+
+  it('a retried accept on the other replica waits for the prompt under way instead of prompting again', async () => {
+    const prompts = promptsHeldOnce(30_000);
+    const { first, second, transferId } = await twoReplicas(prompts);
+    const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    await prompts.sent;
+    setTimeout(() => prompts.letThrough(), 300);
+    const retried = await second.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    expect(retried).toMatchObject({ status: 202, body: { state: 'AWAITING_DEBIT', collection: { status: 'pending' } } });
+    expect(await accepted).toMatchObject({ status: 202, body: { state: 'AWAITING_DEBIT' } });
+    expect(prompts.collects).toBe(1);
+  });
+});
 
 describe('an outgoing payment is accepted at the switch once, whoever else comes in meanwhile', () => {
   it('bank flow: a retried accept on another replica while the first is at the switch sends no second accept and refunds nobody', async () => {

@@ -7,7 +7,8 @@ import { startRestFixture } from './rest-fixture.js';
 for (const outgoingFlow of ['bank', 'mobile-operator'] as const satisfies readonly OutgoingFlow[]) {
   runCoreBankingContract({
     name: 'rest',
-    capabilities: { outgoingFlow, nativeHolds: true },
+    // A collect is one call of (300 + 300) ms at most.
+    capabilities: { outgoingFlow, nativeHolds: true, collectTakesUpToMs: 600 },
     barredReportedAs: 'barred',
     wire: true,
     async setup(seed) {

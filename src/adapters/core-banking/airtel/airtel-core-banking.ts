@@ -63,13 +63,15 @@ export interface AirtelDeps {
  */
 export class AirtelCoreBanking implements CoreBanking {
   readonly name = 'airtel';
-  readonly capabilities: CoreBankingCapabilities = { outgoingFlow: 'mobile-operator', nativeHolds: false };
+  readonly capabilities: CoreBankingCapabilities;
   readonly #http: InstitutionHttp;
   readonly #options: AirtelOptions;
   readonly #tokens: AirtelTokenCache;
 
   constructor(options: AirtelOptions, deps: AirtelDeps) {
     this.#options = options;
+    // A collect is an enquiry and a push, each after a token (fetched, or refreshed once on a 401).
+    this.capabilities = { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 4 * (options.connectTimeoutMs + options.timeoutMs) };
     this.#http = new InstitutionHttp({
       institution: 'airtel',
       baseUrl: options.baseUrl,

@@ -40,7 +40,8 @@ export class RestCoreBanking implements CoreBanking {
   readonly #callbackUrl: string | undefined;
 
   constructor(options: RestOptions) {
-    this.capabilities = { outgoingFlow: options.outgoingFlow, nativeHolds: true };
+    // A collect is one call.
+    this.capabilities = { outgoingFlow: options.outgoingFlow, nativeHolds: true, collectTakesUpToMs: options.connectTimeoutMs + options.timeoutMs };
     this.#http = new InstitutionHttp({
       institution: 'rest',
       baseUrl: options.baseUrl,
