@@ -124,7 +124,7 @@ class RestInstitution {
       case 'POST /reservations/:/:':
         if (parts[2] === 'commit') return this.commit(parts[1] ?? '', request.body);
         if (parts[2] === 'release') return this.release(parts[1] ?? '');
-        return error(404, 'INVALID_REQUEST', 'no such route');
+        return error(400, 'INVALID_REQUEST', 'no such route');
       case 'POST /collections':
         return this.debit(request.body, 'COLLECTION');
       case 'POST /refunds':
@@ -132,7 +132,7 @@ class RestInstitution {
       case 'GET /transactions/:':
         return this.status(parts[1] ?? '');
       default:
-        return error(404, 'INVALID_REQUEST', 'no such route');
+        return error(400, 'INVALID_REQUEST', 'no such route');
     }
   }
 

@@ -18,6 +18,7 @@ import {
   checkReservationEcho,
   checkTransactionEcho,
   declineFor,
+  readError,
   readParty,
   readReservation,
   readTransaction,
@@ -25,7 +26,7 @@ import {
   toTransactionStatus,
   type DeclineRole,
 } from './rest-transform.js';
-import type { RestCollectionRequest, RestCommitRequest, RestRefundRequest, RestReservationRequest } from './rest-wire.js';
+import type { RestCollectionRequest, RestCommitRequest, RestErrorCode, RestRefundRequest, RestReservationRequest } from './rest-wire.js';
 
 /**
  * Adapter for institutions that implement our reference core banking API
@@ -58,7 +59,7 @@ export class RestCoreBanking implements CoreBanking {
       method: 'GET',
       path: `/parties/${encodeURIComponent(id.idType)}/${encodeURIComponent(id.idValue)}${query}`,
     });
-    if (answer.status === 404) throw new ConnectorError('PartyNotFound');
+    if (notFoundAsDocumented(answer, 'PARTY_NOT_FOUND')) throw new ConnectorError('PartyNotFound');
     this.#declineOn4xx(answer, 'party');
     return parse2xx(this.#http, answer, (body) => toPartyDetails(readParty(body), id));
   }
@@ -108,7 +109,7 @@ export class RestCoreBanking implements CoreBanking {
       path: `/reservations/${encodeURIComponent(reference)}/release`,
     });
     // Nothing held under this reference: the port defines release as a no-op then.
-    if (answer.status === 404) return;
+    if (notFoundAsDocumented(answer, 'RESERVATION_NOT_FOUND')) return;
     this.#declineOn4xx(answer, 'payee');
     parse2xx(this.#http, answer, (body) => {
       const record = WireRecord.of(body);
@@ -170,7 +171,7 @@ export class RestCoreBanking implements CoreBanking {
 
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
     const answer = await this.#send({ operation: 'transactionStatus', method: 'GET', path: `/transactions/${encodeURIComponent(reference)}` });
-    if (answer.status === 404) return 'not-found';
+    if (notFoundAsDocumented(answer, 'TRANSACTION_NOT_FOUND')) return 'not-found';
     this.#declineOn4xx(answer, 'party');
     const transaction = parse2xx(this.#http, answer, (body) => {
       const read = readTransaction(body);
@@ -199,4 +200,17 @@ export class RestCoreBanking implements CoreBanking {
   #declineOn4xx(answer: InstitutionAnswer, role: DeclineRole): void {
     if (answer.status >= 400) throw declineFor(answer.operation, answer.status, answer.body, role);
   }
+}
+
+/**
+ * Whether the answer is the API's "not found" of this operation: a 404 with the code the document
+ * gives it (true). Any other 404 (a gateway's page, a wrong base path, a framework's default body,
+ * another operation's code) did not come from the operation, so it throws InstitutionUnavailable:
+ * never "nothing there". Not a 404: false.
+ */
+function notFoundAsDocumented(answer: InstitutionAnswer, code: RestErrorCode): boolean {
+  if (answer.status !== 404) return false;
+  const found = readError(answer.body)?.code;
+  if (found === code) return true;
+  throw new ConnectorError('InstitutionUnavailable', `rest ${answer.operation}: HTTP 404${found === undefined ? '' : ` ${found}`}, not the API's ${code}`);
 }

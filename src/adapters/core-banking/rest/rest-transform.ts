@@ -5,8 +5,10 @@ import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '
 import { MalformedResponse, WireRecord, optionalField as optional } from '../shared/wire-reader.js';
 import {
   REST_ACCOUNT_STATUSES,
+  REST_ERROR_CODES,
   REST_RESERVATION_STATES,
   type RestError,
+  type RestErrorCode,
   type RestParty,
   type RestPostalAddress,
   type RestReservation,
@@ -166,6 +168,10 @@ export function readError(body: unknown): RestError | undefined {
   }
 }
 
+function isRestErrorCode(code: string | undefined): code is RestErrorCode {
+  return REST_ERROR_CODES.some((known) => known === code);
+}
+
 /** Whose account a declined call was about, since the catalogue names payee and payer declines apart. */
 export type DeclineRole = 'party' | 'payee' | 'payer';
 
@@ -179,6 +185,11 @@ export function declineFor(operation: string, status: number, body: unknown, rol
   if (status === 401 || status === 403 || code === 'UNAUTHORIZED') {
     // Our credentials were refused: nothing was decided about the payment, and an operator must act.
     return new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
+  }
+  if (status === 404 && !isRestErrorCode(code)) {
+    // The API answers every 404 with one of its codes; without one, the request reached something
+    // else (a gateway, a wrong base path): nothing was decided about the payment.
+    return new ConnectorError('InstitutionUnavailable', `${detail}: not an answer of the API`);
   }
   return new ConnectorError(declineName(code, role), detail);
 }
