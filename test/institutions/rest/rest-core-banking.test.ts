@@ -216,6 +216,50 @@ describe('RestCoreBanking reads a 404 as the API\'s answer only with the documen
 
 
 
+describe('RestCoreBanking lookups with a sub-identifier (idSubValue echoed, document: Party.idSubValue)', () => {
+  const PARTY = { accountId: 'ACC-MAIN', idType: 'MSISDN', idValue: PAYEE.idValue, currency: 'ZMW', status: 'ACTIVE', name: { displayName: 'Chanda Mwila' } };
+
+  it('refuses a party answered without the idSubValue asked for (another account of the number) as malformed', async () => {
+    const server = await canned({ status: 200, body: PARTY });
+    await expectConnectorError(
+      adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }),
+      'InstitutionUnavailable',
+      /^Institution unavailable: rest lookupParty: malformed response: body.idSubValue differs from the one asked for$/,
+    );
+    expect(server.requests[0]?.path).toBe(`/parties/MSISDN/${PAYEE.idValue}?idSubValue=savings`);
+  });
+
+  it('refuses a party answered with another idSubValue, or with one when none was asked for', async () => {
+    const server = await canned({ status: 200, body: { ...PARTY, idSubValue: 'current' } });
+    await expectConnectorError(adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }), 'InstitutionUnavailable', /body.idSubValue differs/);
+    await expectConnectorError(adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /body.idSubValue differs/);
+  });
+
+  it('the fixture answers only the account with exactly that sub-identifier, and echoes it', async () => {
+    const institution = await startRestFixture({
+      ...CONTRACT_SEED,
+      accounts: [...CONTRACT_SEED.accounts, { idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings', firstName: 'Mwaka', lastName: 'Zulu', balance: '5' }],
+    });
+    closers.push(() => institution.close());
+    const coreBanking = adapter(institution.url);
+    expect(await coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings' })).toEqual({
+      idType: 'MSISDN',
+      idValue: '260971000008',
+      idSubValue: 'savings',
+      accountId: institution.accountIdOf('260971000008'),
+      currency: 'ZMW',
+      status: 'active',
+      displayName: 'Mwaka Zulu',
+      firstName: 'Mwaka',
+      lastName: 'Zulu',
+    });
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008' }), 'PartyNotFound');
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008', idSubValue: 'current' }), 'PartyNotFound');
+    // A customer seeded without a sub-account has none to answer for a sub-value.
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }), 'PartyNotFound');
+  });
+});
+
 describe('RestCoreBanking refunds, checked against the original debit (document: "Refunds")', () => {
   it('a refund of a debit the institution never saw is TransferNotFound (404 ORIGINAL_NOT_FOUND) and pays nothing', async () => {
     const institution = await fixture();

@@ -69,11 +69,16 @@ function readPostalAddress(address: WireRecord): RestPostalAddress {
   return result;
 }
 
-/** The party as the port describes it; the institution must answer for the identifier we asked about. */
+/**
+ * The party as the port describes it; the institution must answer for the identifier we asked
+ * about, sub-identifier included (both absent, or equal): a party without the idSubValue asked
+ * for is another account of the number, never the one the payer named.
+ */
 export function toPartyDetails(party: RestParty, asked: PartyId): PartyDetails {
   if (party.idType !== asked.idType || party.idValue !== asked.idValue) {
     throw new MalformedResponse('body.idType/idValue differ from the identifier asked for');
   }
+  if (party.idSubValue !== asked.idSubValue) throw new MalformedResponse('body.idSubValue differs from the one asked for');
   const address = toPostalAddress(party.postalAddress);
   return {
     idType: asked.idType,
