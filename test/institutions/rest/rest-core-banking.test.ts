@@ -7,6 +7,7 @@ import { RestCoreBanking } from '../../../src/adapters/core-banking/rest/rest-co
 import { PROMPT_LIFETIME_MS, startRestFixture } from './rest-fixture.js';
 import { readRestOptions } from '../../../src/adapters/core-banking/rest/rest-options.js';
 import { declineFor, toTransactionStatus } from '../../../src/adapters/core-banking/rest/rest-transform.js';
+import { causeOf } from '../../../src/http/health.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -84,6 +85,14 @@ describe('RestCoreBanking', () => {
       /credentials refused/,
     );
     expect(lookup.message).not.toContain('wrong-key');
+  });
+
+  it('health: a refused key (401, 403) is credentials-refused for /health; a 5xx is unavailable', async () => {
+    const institution = await fixture('right-key');
+    const error = await expectConnectorError(adapter(institution.url, 'wrong-key').health(), 'InstitutionUnavailable', /^Institution unavailable: rest health: HTTP 401: REST_CBS_API_KEY refused$/);
+    expect(causeOf(error)).toBe('credentials-refused');
+    expect(causeOf(await adapter((await canned({ status: 403, body: { code: 'UNAUTHORIZED', message: 'no' } })).url).health().catch((caught: unknown) => caught))).toBe('credentials-refused');
+    expect(causeOf(await adapter((await canned({ status: 503 })).url).health().catch((caught: unknown) => caught))).toBe('unavailable');
   });
 
   it('sends amounts as canonical decimal strings', async () => {

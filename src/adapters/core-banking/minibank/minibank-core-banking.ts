@@ -11,6 +11,7 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { MalformedResponse, WireRecord } from '../shared/wire-reader.js';
 import type { MiniBankOptions } from './minibank-options.js';
@@ -73,6 +74,11 @@ export class MiniBankCoreBanking implements CoreBanking {
 
   async health(): Promise<void> {
     const answer = await this.#send({ operation: 'health', method: 'GET', path: '/ping' });
+    if (answer.status === 401 || answer.status === 403) {
+      // The key was refused: /health and the start-up log say so, for an operator to fix MINIBANK_API_KEY.
+      const detail = `minibank health: HTTP ${answer.status}: MINIBANK_API_KEY refused`;
+      throw new ConnectorError('InstitutionUnavailable', detail, { cause: new InstitutionHealthError('credentials-refused', detail) });
+    }
     this.#outageOn4xx(answer);
     parse2xx(this.#http, answer, (body) => {
       if (!WireRecord.of(body).boolean('ok')) throw new MalformedResponse('body.ok is false');

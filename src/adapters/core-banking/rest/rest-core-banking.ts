@@ -11,6 +11,7 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { MalformedResponse, WireRecord, amountForWire, optionalField } from '../shared/wire-reader.js';
 import type { RestOptions } from './rest-options.js';
@@ -183,6 +184,11 @@ export class RestCoreBanking implements CoreBanking {
 
   async health(): Promise<void> {
     const answer = await this.#send({ operation: 'health', method: 'GET', path: '/health' });
+    if (answer.status === 401 || answer.status === 403) {
+      // The key was refused: /health and the start-up log say so, for an operator to fix REST_CBS_API_KEY.
+      const detail = `rest health: HTTP ${answer.status}: REST_CBS_API_KEY refused`;
+      throw new ConnectorError('InstitutionUnavailable', detail, { cause: new InstitutionHealthError('credentials-refused', detail) });
+    }
     if (answer.status >= 400) throw new ConnectorError('InstitutionUnavailable', `rest health: HTTP ${answer.status}`);
     parse2xx(this.#http, answer, (body) => {
       if (WireRecord.of(body).string('status') !== 'UP') throw new MalformedResponse('body.status is not UP');
