@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTRACT_SEED, expectConnectorError } from '../core-banking-contract.js';
+import { CONTRACT_SEED, PAYEE, expectConnectorError } from '../core-banking-contract.js';
 import type { FixtureInstitution } from '../fixture-institution.js';
 import { startFixtureServer, type FixtureReply, type FixtureRequest, type FixtureServer } from '../fixture-server.js';
 import { MINIBANK_FIXTURE_API_KEY, startMiniBankFixture } from './minibank-fixture.js';
@@ -35,6 +35,60 @@ async function canned(handle: (request: FixtureRequest) => FixtureReply): Promis
   closers.push(() => server.close());
   return server;
 }
+
+const customer = (msisdn: string, wallet: string) => ({ msisdn, ref: `C-${wallet}`, given: 'Mutale', family: 'Banda', state: 'OPEN', wallet, ccy: 'ZMW' });
+
+describe('MiniBankCoreBanking lookups: by MSISDN alone, one customer per number', () => {
+  it('finds the customer by MSISDN and reads the echoed number', async () => {
+    const institution = await fixture();
+    expect(await adapter(institution.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue })).toEqual({
+      idType: 'MSISDN',
+      idValue: PAYEE.idValue,
+      accountId: institution.accountIdOf(PAYEE.idValue),
+      currency: 'ZMW',
+      status: 'active',
+      displayName: 'Chanda Mwila',
+      firstName: 'Chanda',
+      lastName: 'Mwila',
+    });
+    expect(institution.requests.map((request) => request.path)).toEqual([`/customers?msisdn=${PAYEE.idValue}`]);
+  });
+
+  it('another identifier type is PartyNotFound without asking MiniBank (it would answer whoever has that number)', async () => {
+    const institution = await fixture();
+    await expectConnectorError(adapter(institution.url).lookupParty({ idType: 'ACCOUNT_ID', idValue: PAYEE.idValue }), 'PartyNotFound', /minibank finds customers by MSISDN alone/);
+    await expectConnectorError(adapter(institution.url).lookupParty({ idType: 'EMAIL', idValue: PAYEE.idValue }), 'PartyNotFound');
+    expect(institution.requests).toEqual([]);
+  });
+
+  it('a sub-identifier is PartyNotFound without asking MiniBank (one wallet per customer, never the main one instead)', async () => {
+    const institution = await fixture();
+    await expectConnectorError(adapter(institution.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }), 'PartyNotFound');
+    expect(institution.requests).toEqual([]);
+  });
+
+  it('refuses an answer naming several customers as malformed, rather than crediting the first', async () => {
+    const server = await canned(() => ({ status: 200, body: { customers: [customer(PAYEE.idValue, 'W-1'), customer(PAYEE.idValue, 'W-2')] } }));
+    await expectConnectorError(
+      adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }),
+      'InstitutionUnavailable',
+      /^Institution unavailable: minibank lookupParty: malformed response: body.customers names 2 customers for one number$/,
+    );
+  });
+
+  it('refuses a customer with another number, or without one, as malformed', async () => {
+    const other = await canned(() => ({ status: 200, body: { customers: [customer('260971000077', 'W-1')] } }));
+    await expectConnectorError(adapter(other.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /body.customers\[0\].msisdn is not the number asked for/);
+    const { msisdn: _dropped, ...withoutNumber } = customer(PAYEE.idValue, 'W-1');
+    const missing = await canned(() => ({ status: 200, body: { customers: [withoutNumber] } }));
+    await expectConnectorError(adapter(missing.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /body.customers\[0\].msisdn/);
+  });
+
+  it('an empty list is PartyNotFound', async () => {
+    const institution = await fixture();
+    await expectConnectorError(adapter(institution.url).lookupParty({ idType: 'MSISDN', idValue: '260971999999' }), 'PartyNotFound');
+  });
+});
 
 describe('MiniBankCoreBanking health', () => {
   it('answers when MiniBank does; a refused key is reported as credentials-refused', async () => {

@@ -15,7 +15,7 @@ import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { MalformedResponse, WireRecord } from '../shared/wire-reader.js';
 import type { MiniBankOptions } from './minibank-options.js';
-import { fromMinor, readCustomers, readFloatBalance, readPayment, refusal, toMinor, toPartyDetails, toTransactionStatus } from './minibank-transform.js';
+import { fromMinor, readCustomer, readFloatBalance, readPayment, refusal, toMinor, toPartyDetails, toTransactionStatus } from './minibank-transform.js';
 import type { MiniBankPaymentRequest } from './minibank-wire.js';
 
 /**
@@ -34,10 +34,16 @@ export class MiniBankCoreBanking implements CoreBanking {
     this.#apiKey = options.apiKey;
   }
 
+  /**
+   * MiniBank finds customers by MSISDN only and has one wallet per customer: any other identifier
+   * type, or a sub-identifier, names nobody it has (asked anyway, it would answer the wallet of
+   * whoever has that number). An answer naming several customers, or another number, is refused.
+   */
   async lookupParty(id: PartyId): Promise<PartyDetails> {
+    if (id.idType !== 'MSISDN' || id.idSubValue !== undefined) throw new ConnectorError('PartyNotFound', 'minibank finds customers by MSISDN alone');
     const answer = await this.#send({ operation: 'lookupParty', method: 'GET', path: `/customers?msisdn=${encodeURIComponent(id.idValue)}` });
     this.#outageOn4xx(answer);
-    const customer = parse2xx(this.#http, answer, readCustomers)[0];
+    const customer = parse2xx(this.#http, answer, (body) => readCustomer(body, id.idValue));
     if (customer === undefined) throw new ConnectorError('PartyNotFound');
     return toPartyDetails(id, customer);
   }
