@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTRACT_SEED, PAYEE, expectConnectorError } from '../core-banking-contract.js';
+import { CONTRACT_SEED, PAYEE, PAYER, expectConnectorError } from '../core-banking-contract.js';
 import type { FixtureInstitution } from '../fixture-institution.js';
 import { startFixtureServer, type FixtureReply, type FixtureRequest, type FixtureServer } from '../fixture-server.js';
 import { MINIBANK_FIXTURE_API_KEY, startMiniBankFixture } from './minibank-fixture.js';
@@ -37,6 +37,14 @@ async function canned(handle: (request: FixtureRequest) => FixtureReply): Promis
 }
 
 const customer = (msisdn: string, wallet: string) => ({ msisdn, ref: `C-${wallet}`, given: 'Mutale', family: 'Banda', state: 'OPEN', wallet, ccy: 'ZMW' });
+
+/** MiniBank that knows the payer (wallet W-PAYER) and answers every payment with `payment`. */
+function payingWith(payment: FixtureReply): (request: FixtureRequest) => FixtureReply {
+  return (request) => (request.path === '/customers' ? { status: 200, body: { customers: [customer(PAYER.idValue, 'W-PAYER')] } } : payment);
+}
+
+const COMMIT = { reference: 'REF-1', amount: { amount: '10.5', currency: 'ZMW' }, payeeAccountId: 'W-PAYEE' };
+const BOOKED = { key: 'REF-1', to: 'W-PAYEE', amount_minor: '1050', ccy: 'ZMW', state: 'BOOKED' };
 
 describe('MiniBankCoreBanking lookups: by MSISDN alone, one customer per number', () => {
   it('finds the customer by MSISDN and reads the echoed number', async () => {
@@ -87,6 +95,87 @@ describe('MiniBankCoreBanking lookups: by MSISDN alone, one customer per number'
   it('an empty list is PartyNotFound', async () => {
     const institution = await fixture();
     await expectConnectorError(adapter(institution.url).lookupParty({ idType: 'MSISDN', idValue: '260971999999' }), 'PartyNotFound');
+  });
+});
+
+describe('MiniBankCoreBanking payments: the confirmation must be the payment sent', () => {
+  it('accepts the exact echo, and sends the reference as Idempotency-Key with the amount in minor units', async () => {
+    const server = await canned(() => ({ status: 201, body: BOOKED }));
+    await adapter(server.url).commit(COMMIT);
+    const sent = server.requests[0];
+    expect([sent?.method, sent?.path, sent?.headers['idempotency-key'], sent?.headers['x-api-key']]).toEqual(['POST', '/payments', 'REF-1', MINIBANK_FIXTURE_API_KEY]);
+  });
+
+  it.each([
+    ['another amount', { ...BOOKED, amount_minor: '1051' }, 'body.amount_minor differs from the request'],
+    ['another currency', { ...BOOKED, ccy: 'MWK' }, 'body does not match the payment sent'],
+    ['another reference', { ...BOOKED, key: 'REF-2' }, 'body does not match the payment sent'],
+    ['another wallet', { ...BOOKED, to: 'W-OTHER' }, 'body does not match the payment sent'],
+    ['an amount that is not minor units', { ...BOOKED, amount_minor: '10.50' }, 'body.amount_minor is not a whole number of minor units'],
+    ['an unknown state on a 2xx', { ...BOOKED, state: 'QUEUED' }, 'body.state is QUEUED on a 2xx'],
+    ['a rejected state on a 2xx', { ...BOOKED, state: 'REJECTED' }, 'body.state is REJECTED on a 2xx'],
+  ])('refuses a confirmation with %s as malformed, not as success', async (_case, body, reason) => {
+    const server = await canned(() => ({ status: 200, body }));
+    const error = await expectConnectorError(adapter(server.url).commit(COMMIT), 'InstitutionUnavailable');
+    expect(error.message).toBe(`Institution unavailable: minibank commit: malformed response: ${reason}`);
+  });
+
+  it('checks a refund\'s confirmation the same way (paid to the payer\'s wallet)', async () => {
+    const refund = { reference: 'REF-9', originalReference: 'home-1', amount: { amount: '3', currency: 'ZMW' }, payerId: PAYER.idValue };
+    const paid = await canned(payingWith({ status: 201, body: { key: 'REF-9', to: 'W-PAYER', amount_minor: '300', ccy: 'ZMW', state: 'BOOKED' } }));
+    await expect(adapter(paid.url).refund(refund)).resolves.toBeUndefined();
+    const wrong = await canned(payingWith({ status: 201, body: { key: 'REF-9', to: 'W-PAYER', amount_minor: '3', ccy: 'ZMW', state: 'BOOKED' } }));
+    await expectConnectorError(adapter(wrong.url).refund(refund), 'InstitutionUnavailable', /minibank refund: malformed response: body.amount_minor differs from the request/);
+  });
+});
+
+describe('MiniBankCoreBanking transactionStatus', () => {
+  it.each([
+    ['BOOKED', 'succeeded'],
+    ['REJECTED', 'failed'],
+    ['QUEUED', 'unknown'],
+  ] as const)('reads state %s as %s', async (state, status) => {
+    const server = await canned(() => ({ status: 200, body: { ...BOOKED, state } }));
+    expect(await adapter(server.url).transactionStatus('REF-1')).toBe(status);
+    expect(server.requests[0]?.path).toBe('/payments/REF-1');
+  });
+});
+
+describe('MiniBankCoreBanking 4xx: a 422 is a decline by whose account it was, any other 4xx an outage', () => {
+  it.each([
+    ['NSF', 'PayeeInsufficientLiquidity'],
+    ['FROZEN', 'PayeeBlocked'],
+    ['SHUT', 'PayeeClosed'],
+    ['NO_WALLET', 'PartyNotFound'],
+    ['LIMIT', 'PayeeRejected'],
+  ] as const)('commit: 422 %s is %s', async (reason, name) => {
+    const server = await canned(() => ({ status: 422, body: { reason } }));
+    const error = await expectConnectorError(adapter(server.url).commit(COMMIT), name);
+    expect(error.message).toContain(`minibank payment refused: ${reason}`);
+  });
+
+  it.each([
+    ['NSF', 'InstitutionUnavailable'],
+    ['FROZEN', 'PayerRejected'],
+    ['SHUT', 'PayerRejected'],
+    ['NO_WALLET', 'PartyNotFound'],
+    ['LIMIT', 'PayerRejected'],
+  ] as const)('refund: 422 %s is %s', async (reason, name) => {
+    const server = await canned(payingWith({ status: 422, body: { reason } }));
+    await expectConnectorError(adapter(server.url).refund({ reference: 'REF-9', originalReference: 'home-1', amount: { amount: '3', currency: 'ZMW' }, payerId: PAYER.idValue }), name);
+  });
+
+  it.each([400, 401, 403, 404, 409])('commit: HTTP %i is InstitutionUnavailable, never a decline', async (status) => {
+    const server = await canned(() => ({ status, body: { error: 'no' } }));
+    await expectConnectorError(adapter(server.url).commit(COMMIT), 'InstitutionUnavailable', new RegExp(`^Institution unavailable: minibank commit: HTTP ${status}$`));
+  });
+
+  it('a wrong key is an outage on every operation, never a decline', async () => {
+    const institution = await fixture();
+    const coreBanking = adapter(institution.url, 'wrong-key');
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /minibank lookupParty: HTTP 401/);
+    await expectConnectorError(coreBanking.reserve({ reference: 'REF-1', amount: { amount: '1', currency: 'ZMW' }, payeeAccountId: institution.accountIdOf(PAYEE.idValue) }), 'InstitutionUnavailable', /minibank reserve: HTTP 401/);
+    expect(institution.floatBalance()).toBe('1000');
   });
 });
 
