@@ -139,6 +139,11 @@ describe('MiniBankCoreBanking transactionStatus', () => {
     expect(await adapter(server.url).transactionStatus('REF-1')).toBe(status);
     expect(server.requests[0]?.path).toBe('/payments/REF-1');
   });
+
+  it('refuses a payment answered for another reference as malformed', async () => {
+    const server = await canned(() => ({ status: 200, body: { ...BOOKED, key: 'REF-2' } }));
+    await expectConnectorError(adapter(server.url).transactionStatus('REF-1'), 'InstitutionUnavailable', /minibank transactionStatus: malformed response: body.key differs from the request/);
+  });
 });
 
 describe('MiniBankCoreBanking 4xx: a 422 is a decline by whose account it was, any other 4xx an outage', () => {

@@ -75,7 +75,13 @@ export class MiniBankCoreBanking implements CoreBanking {
     const answer = await this.#send({ operation: 'transactionStatus', method: 'GET', path: `/payments/${encodeURIComponent(reference)}` });
     if (answer.status === 404) return 'not-found';
     this.#outageOn4xx(answer);
-    return toTransactionStatus(parse2xx(this.#http, answer, readPayment).state);
+    const payment = parse2xx(this.#http, answer, (body) => {
+      const read = readPayment(body);
+      // A payment under another key says nothing about ours.
+      if (read.key !== reference) throw new MalformedResponse('body.key differs from the request');
+      return read;
+    });
+    return toTransactionStatus(payment.state);
   }
 
   async health(): Promise<void> {
