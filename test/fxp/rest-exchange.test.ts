@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RestExchange } from '../../src/fxp/adapters/rest-exchange/rest-exchange.js';
 import { expectConnectorError } from '../institutions/core-banking-contract.js';
+import { startFixtureServer, type FixtureReply, type FixtureServer } from '../institutions/fixture-server.js';
 import { ManualClock } from '../support/harness.js';
 import { fxQuoteBody, fxTransferBody, startFxpHarness, type FxpHarness } from './support/fxp-harness.js';
 import { startRestExchangeFixture, type RestExchangeFixture } from './support/rest-exchange-fixture.js';
@@ -80,6 +81,42 @@ describe('RestExchange', () => {
     await expectConnectorError(rest.commit('R-1', { amount: '1', currency: 'ZMW' }, { amount: '50', currency: 'MWK' }), 'InstitutionUnavailable');
     await rest.commit('R-1', { amount: '1', currency: 'ZMW' }, { amount: '50', currency: 'MWK' });
     expect([exchange.liquidity('MWK'), exchange.liquidity('ZMW')]).toEqual([{ balance: '99950', held: '0' }, { balance: '1001', held: '0' }]);
+  });
+});
+
+/** What a gateway or framework answers for a path it does not route (Spring Boot's default body). */
+const GATEWAY_404: FixtureReply = { status: 404, body: { timestamp: '2026-01-01T00:00:00Z', status: '404', error: 'Not Found', path: '/x' } };
+
+async function canned(reply: FixtureReply): Promise<FixtureServer> {
+  const server = await startFixtureServer({ handle: () => reply, isWrite: () => true });
+  closers.push(() => server.close());
+  return server;
+}
+
+describe('RestExchange reads a 404 as the API\'s answer only with HOLD_NOT_FOUND', () => {
+  it('release: 404 HOLD_NOT_FOUND is done; a gateway\'s 404 is an outage, not "nothing held"', async () => {
+    await expect(adapter((await canned({ status: 404, body: { code: 'HOLD_NOT_FOUND', message: 'none' } })).url).release('R-1')).resolves.toBeUndefined();
+    await expectConnectorError(adapter((await canned(GATEWAY_404)).url).release('R-1'), 'InstitutionUnavailable', /exchange release: HTTP 404, not the API's HOLD_NOT_FOUND/);
+  });
+
+  it('status: 404 HOLD_NOT_FOUND is not-found; a gateway\'s 404 or an empty 404 is an outage', async () => {
+    expect(await adapter((await canned({ status: 404, body: { code: 'HOLD_NOT_FOUND', message: 'none' } })).url).status('R-1')).toBe('not-found');
+    await expectConnectorError(adapter((await canned(GATEWAY_404)).url).status('R-1'), 'InstitutionUnavailable', /exchange holdStatus: HTTP 404, not the API's HOLD_NOT_FOUND/);
+    await expectConnectorError(adapter((await canned({ status: 404 })).url).status('R-1'), 'InstitutionUnavailable', /exchange holdStatus: HTTP 404, not the API's HOLD_NOT_FOUND/);
+  });
+
+  it('commit: a gateway\'s 404 is an outage, not a decline', async () => {
+    await expectConnectorError(
+      adapter((await canned(GATEWAY_404)).url).commit('R-1', { amount: '1', currency: 'ZMW' }, { amount: '1', currency: 'MWK' }),
+      'InstitutionUnavailable',
+      /exchange commit: HTTP 404: not an answer of the API/,
+    );
+  });
+
+  it('the fixture answers a route outside the document 400 INVALID_REQUEST, as the document says', async () => {
+    const exchange = await fixture(new ManualClock());
+    const response = await fetch(`${exchange.url}/conversions/R-1`);
+    expect([response.status, await response.json()]).toEqual([400, { code: 'INVALID_REQUEST', message: 'no such route' }]);
   });
 });
 

@@ -14,6 +14,8 @@ import type { AccountStatus } from '../../src/ports/core-banking.js';
 export interface FixtureAccountSeed {
   readonly idType: PartyIdType;
   readonly idValue: string;
+  /** The sub-identifier the account answers to (a sub-account of the number); only the REST fixture reads it. */
+  readonly idSubValue?: string;
   readonly firstName: string;
   readonly lastName: string;
   readonly middleName?: string;

@@ -124,7 +124,7 @@ export async function startRestExchangeFixture(seed: RestExchangeSeed): Promise<
       }
       return { status: 200, body: body(hold) };
     }
-    return error(404, 'INVALID_REQUEST', 'no such route');
+    return error(400, 'INVALID_REQUEST', 'no such route');
   };
 
   const server = await startFixtureServer({ handle, isWrite: (request) => request.method === 'POST' });

@@ -70,7 +70,9 @@ class MiniBank {
 
   customers(msisdn: string): FixtureReply {
     const account = this.books.byIdentifier('MSISDN', msisdn);
+    // One customer per number, echoed (minibank-wire.ts); an unknown number is an empty list.
     const customers = account?.seed === undefined ? [] : [{
+      msisdn,
       ref: `C-${account.accountId}`,
       given: account.seed.firstName,
       family: account.seed.lastName,

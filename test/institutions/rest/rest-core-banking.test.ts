@@ -7,6 +7,7 @@ import { RestCoreBanking } from '../../../src/adapters/core-banking/rest/rest-co
 import { PROMPT_LIFETIME_MS, startRestFixture } from './rest-fixture.js';
 import { readRestOptions } from '../../../src/adapters/core-banking/rest/rest-options.js';
 import { declineFor, toTransactionStatus } from '../../../src/adapters/core-banking/rest/rest-transform.js';
+import { causeOf } from '../../../src/http/health.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -84,6 +85,14 @@ describe('RestCoreBanking', () => {
       /credentials refused/,
     );
     expect(lookup.message).not.toContain('wrong-key');
+  });
+
+  it('health: a refused key (401, 403) is credentials-refused for /health; a 5xx is unavailable', async () => {
+    const institution = await fixture('right-key');
+    const error = await expectConnectorError(adapter(institution.url, 'wrong-key').health(), 'InstitutionUnavailable', /^Institution unavailable: rest health: HTTP 401: REST_CBS_API_KEY refused$/);
+    expect(causeOf(error)).toBe('credentials-refused');
+    expect(causeOf(await adapter((await canned({ status: 403, body: { code: 'UNAUTHORIZED', message: 'no' } })).url).health().catch((caught: unknown) => caught))).toBe('credentials-refused');
+    expect(causeOf(await adapter((await canned({ status: 503 })).url).health().catch((caught: unknown) => caught))).toBe('unavailable');
   });
 
   it('sends amounts as canonical decimal strings', async () => {
@@ -173,6 +182,92 @@ describe('RestCoreBanking', () => {
 
 const ZMW = (amount: string) => ({ amount, currency: 'ZMW' });
 const ORIGINAL = '01JDV6M3AZ6XK1B0SPZ8Q4W2RA';
+
+/** What a gateway or framework answers for a path it does not route (Spring Boot's default body). */
+const GATEWAY_404: FixtureReply = { status: 404, body: { timestamp: '2026-01-01T00:00:00Z', status: '404', error: 'Not Found', path: '/x' } };
+
+describe('RestCoreBanking reads a 404 as the API\'s answer only with the documented code', () => {
+  it('release: 404 RESERVATION_NOT_FOUND is done; a gateway\'s 404 or another code is an outage, not "nothing held"', async () => {
+    await expect(adapter((await canned({ status: 404, body: { code: 'RESERVATION_NOT_FOUND', message: 'none' } })).url).release(ORIGINAL)).resolves.toBeUndefined();
+    await expectConnectorError(adapter((await canned(GATEWAY_404)).url).release(ORIGINAL), 'InstitutionUnavailable', /^Institution unavailable: rest release: HTTP 404, not the API's RESERVATION_NOT_FOUND$/);
+    await expectConnectorError(
+      adapter((await canned({ status: 404, body: { code: 'TRANSACTION_NOT_FOUND', message: 'none' } })).url).release(ORIGINAL),
+      'InstitutionUnavailable',
+      /rest release: HTTP 404 TRANSACTION_NOT_FOUND, not the API's RESERVATION_NOT_FOUND/,
+    );
+  });
+
+  it('transactionStatus: 404 TRANSACTION_NOT_FOUND is not-found; a gateway\'s 404 is an outage', async () => {
+    expect(await adapter((await canned({ status: 404, body: { code: 'TRANSACTION_NOT_FOUND', message: 'none' } })).url).transactionStatus(ORIGINAL)).toBe('not-found');
+    await expectConnectorError(adapter((await canned(GATEWAY_404)).url).transactionStatus(ORIGINAL), 'InstitutionUnavailable', /rest transactionStatus: HTTP 404, not the API's TRANSACTION_NOT_FOUND/);
+  });
+
+  it('lookupParty: 404 PARTY_NOT_FOUND is PartyNotFound; a gateway\'s 404 or an empty 404 is an outage', async () => {
+    await expectConnectorError(adapter((await canned({ status: 404, body: { code: 'PARTY_NOT_FOUND', message: 'none' } })).url).lookupParty(PAYEE), 'PartyNotFound');
+    await expectConnectorError(adapter((await canned(GATEWAY_404)).url).lookupParty(PAYEE), 'InstitutionUnavailable', /rest lookupParty: HTTP 404, not the API's PARTY_NOT_FOUND/);
+    await expectConnectorError(adapter((await canned({ status: 404 })).url).lookupParty(PAYEE), 'InstitutionUnavailable', /rest lookupParty: HTTP 404, not the API's PARTY_NOT_FOUND/);
+  });
+
+  it('commit: a gateway\'s 404 is an outage, not a decline of the payee', async () => {
+    await expectConnectorError(
+      adapter((await canned(GATEWAY_404)).url).commit({ reference: 'REF-1', amount: ZMW('1'), payeeAccountId: 'ACC-1' }),
+      'InstitutionUnavailable',
+      /rest commit: HTTP 404: not an answer of the API/,
+    );
+  });
+
+  it('the fixture answers a route outside the document 400 INVALID_REQUEST, as the document says', async () => {
+    const institution = await fixture();
+    const response = await fetch(`${institution.url}/accounts/1`);
+    expect([response.status, await response.json()]).toEqual([400, { code: 'INVALID_REQUEST', message: 'no such route' }]);
+  });
+});
+
+
+
+describe('RestCoreBanking lookups with a sub-identifier (idSubValue echoed, document: Party.idSubValue)', () => {
+  const PARTY = { accountId: 'ACC-MAIN', idType: 'MSISDN', idValue: PAYEE.idValue, currency: 'ZMW', status: 'ACTIVE', name: { displayName: 'Chanda Mwila' } };
+
+  it('refuses a party answered without the idSubValue asked for (another account of the number) as malformed', async () => {
+    const server = await canned({ status: 200, body: PARTY });
+    await expectConnectorError(
+      adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }),
+      'InstitutionUnavailable',
+      /^Institution unavailable: rest lookupParty: malformed response: body.idSubValue differs from the one asked for$/,
+    );
+    expect(server.requests[0]?.path).toBe(`/parties/MSISDN/${PAYEE.idValue}?idSubValue=savings`);
+  });
+
+  it('refuses a party answered with another idSubValue, or with one when none was asked for', async () => {
+    const server = await canned({ status: 200, body: { ...PARTY, idSubValue: 'current' } });
+    await expectConnectorError(adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }), 'InstitutionUnavailable', /body.idSubValue differs/);
+    await expectConnectorError(adapter(server.url).lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue }), 'InstitutionUnavailable', /body.idSubValue differs/);
+  });
+
+  it('the fixture answers only the account with exactly that sub-identifier, and echoes it', async () => {
+    const institution = await startRestFixture({
+      ...CONTRACT_SEED,
+      accounts: [...CONTRACT_SEED.accounts, { idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings', firstName: 'Mwaka', lastName: 'Zulu', balance: '5' }],
+    });
+    closers.push(() => institution.close());
+    const coreBanking = adapter(institution.url);
+    expect(await coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings' })).toEqual({
+      idType: 'MSISDN',
+      idValue: '260971000008',
+      idSubValue: 'savings',
+      accountId: institution.accountIdOf('260971000008'),
+      currency: 'ZMW',
+      status: 'active',
+      displayName: 'Mwaka Zulu',
+      firstName: 'Mwaka',
+      lastName: 'Zulu',
+    });
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008' }), 'PartyNotFound');
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: '260971000008', idSubValue: 'current' }), 'PartyNotFound');
+    // A customer seeded without a sub-account has none to answer for a sub-value.
+    await expectConnectorError(coreBanking.lookupParty({ idType: 'MSISDN', idValue: PAYEE.idValue, idSubValue: 'savings' }), 'PartyNotFound');
+  });
+});
 
 describe('RestCoreBanking refunds, checked against the original debit (document: "Refunds")', () => {
   it('a refund of a debit the institution never saw is TransferNotFound (404 ORIGINAL_NOT_FOUND) and pays nothing', async () => {
@@ -312,6 +407,9 @@ describe('rest transformers', () => {
     expect(name(422, 'SOMETHING_NEW', 'payee')).toBe('PayeeRejected');
     expect(name(400, undefined, 'payer')).toBe('PayerRejected');
     expect(name(401, undefined, 'payee')).toBe('InstitutionUnavailable');
+    // A 404 without a code of the API is not the API's answer (a gateway, a wrong base path).
+    expect(name(404, undefined, 'payee')).toBe('InstitutionUnavailable');
+    expect(name(404, 'NOT_FOUND', 'payer')).toBe('InstitutionUnavailable');
   });
 
   it('keeps the institution\'s message out of the error', () => {

@@ -16,6 +16,8 @@ import type { RestAccountStatus, RestErrorCode, RestFailureReason, RestParty, Re
  * - "Rules that hold for every operation": writes idempotent on `reference` (a repeat with the
  *   same content answers 200 as it stands, other content 409 REFERENCE_CONFLICT); amounts as
  *   decimal strings; 400 INVALID_REQUEST and 401 UNAUTHORIZED on every operation.
+ * - GET /parties: the account with exactly the idSubValue asked for (none asked, none seeded);
+ *   Party.idSubValue echoes the query; otherwise 404 PARTY_NOT_FOUND.
  * - POST /reservations, /commit, /release: HELD -> COMMITTED | RELEASED; a release before its
  *   reserve answers 404 and spends the reference (a late reserve answers 409 RESERVATION_RELEASED).
  * - POST /collections, "Ending": PENDING until the customer answers; an unanswered prompt ends
@@ -118,13 +120,13 @@ class RestInstitution {
       case 'GET /health':
         return { status: 200, body: { status: 'UP' } };
       case 'GET /parties/:/:':
-        return this.lookup(parts[1] ?? '', parts[2] ?? '');
+        return this.lookup(parts[1] ?? '', parts[2] ?? '', request.query.get('idSubValue') ?? undefined);
       case 'POST /reservations':
         return this.reserve(request.body);
       case 'POST /reservations/:/:':
         if (parts[2] === 'commit') return this.commit(parts[1] ?? '', request.body);
         if (parts[2] === 'release') return this.release(parts[1] ?? '');
-        return error(404, 'INVALID_REQUEST', 'no such route');
+        return error(400, 'INVALID_REQUEST', 'no such route');
       case 'POST /collections':
         return this.debit(request.body, 'COLLECTION');
       case 'POST /refunds':
@@ -132,18 +134,24 @@ class RestInstitution {
       case 'GET /transactions/:':
         return this.status(parts[1] ?? '');
       default:
-        return error(404, 'INVALID_REQUEST', 'no such route');
+        return error(400, 'INVALID_REQUEST', 'no such route');
     }
   }
 
-  lookup(idType: string, idValue: string): FixtureReply {
+  /**
+   * GET /parties/{idType}/{idValue}?idSubValue: the account with exactly that sub-identifier (a
+   * customer seeded without one has none to answer for a sub-value, and one seeded with one answers
+   * only for it); Party.idSubValue echoes the query.
+   */
+  lookup(idType: string, idValue: string, idSubValue: string | undefined): FixtureReply {
     const account = this.books.byIdentifier(idType, idValue);
-    if (account?.seed === undefined) return error(404, 'PARTY_NOT_FOUND', 'no such party');
+    if (account?.seed === undefined || account.seed.idSubValue !== idSubValue) return error(404, 'PARTY_NOT_FOUND', 'no such party');
     const seed = account.seed;
     const party: RestParty = {
       accountId: account.accountId,
       idType: seed.idType,
       idValue: seed.idValue,
+      ...(seed.idSubValue === undefined ? {} : { idSubValue: seed.idSubValue }),
       currency: this.books.currency,
       status: wireStatus(account),
       name: {

@@ -11,10 +11,11 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { MalformedResponse, WireRecord } from '../shared/wire-reader.js';
 import type { MiniBankOptions } from './minibank-options.js';
-import { fromMinor, readCustomers, readFloatBalance, readPayment, refusal, toMinor, toPartyDetails, toTransactionStatus } from './minibank-transform.js';
+import { fromMinor, readCustomer, readFloatBalance, readPayment, refusal, toMinor, toPartyDetails, toTransactionStatus } from './minibank-transform.js';
 import type { MiniBankPaymentRequest } from './minibank-wire.js';
 
 /**
@@ -33,10 +34,16 @@ export class MiniBankCoreBanking implements CoreBanking {
     this.#apiKey = options.apiKey;
   }
 
+  /**
+   * MiniBank finds customers by MSISDN only and has one wallet per customer: any other identifier
+   * type, or a sub-identifier, names nobody it has (asked anyway, it would answer the wallet of
+   * whoever has that number). An answer naming several customers, or another number, is refused.
+   */
   async lookupParty(id: PartyId): Promise<PartyDetails> {
+    if (id.idType !== 'MSISDN' || id.idSubValue !== undefined) throw new ConnectorError('PartyNotFound', 'minibank finds customers by MSISDN alone');
     const answer = await this.#send({ operation: 'lookupParty', method: 'GET', path: `/customers?msisdn=${encodeURIComponent(id.idValue)}` });
     this.#outageOn4xx(answer);
-    const customer = parse2xx(this.#http, answer, readCustomers)[0];
+    const customer = parse2xx(this.#http, answer, (body) => readCustomer(body, id.idValue));
     if (customer === undefined) throw new ConnectorError('PartyNotFound');
     return toPartyDetails(id, customer);
   }
@@ -68,11 +75,22 @@ export class MiniBankCoreBanking implements CoreBanking {
     const answer = await this.#send({ operation: 'transactionStatus', method: 'GET', path: `/payments/${encodeURIComponent(reference)}` });
     if (answer.status === 404) return 'not-found';
     this.#outageOn4xx(answer);
-    return toTransactionStatus(parse2xx(this.#http, answer, readPayment).state);
+    const payment = parse2xx(this.#http, answer, (body) => {
+      const read = readPayment(body);
+      // A payment under another key says nothing about ours.
+      if (read.key !== reference) throw new MalformedResponse('body.key differs from the request');
+      return read;
+    });
+    return toTransactionStatus(payment.state);
   }
 
   async health(): Promise<void> {
     const answer = await this.#send({ operation: 'health', method: 'GET', path: '/ping' });
+    if (answer.status === 401 || answer.status === 403) {
+      // The key was refused: /health and the start-up log say so, for an operator to fix MINIBANK_API_KEY.
+      const detail = `minibank health: HTTP ${answer.status}: MINIBANK_API_KEY refused`;
+      throw new ConnectorError('InstitutionUnavailable', detail, { cause: new InstitutionHealthError('credentials-refused', detail) });
+    }
     this.#outageOn4xx(answer);
     parse2xx(this.#http, answer, (body) => {
       if (!WireRecord.of(body).boolean('ok')) throw new MalformedResponse('body.ok is false');

@@ -7,8 +7,23 @@ import type { MiniBankCustomer, MiniBankPayment } from './minibank-wire.js';
 
 /** Pure conversions between MiniBank's wire and the port. Minor units go through money.ts. */
 
-export function readCustomers(body: unknown): MiniBankCustomer[] {
+/**
+ * The one customer with this MSISDN, or undefined when MiniBank has none. MiniBank gives each
+ * number to one customer, so a list of several is not an answer we can credit (taking the first
+ * would pay whoever MiniBank happened to list first), and a customer with another number is not
+ * the one asked about.
+ */
+export function readCustomer(body: unknown, msisdn: string): MiniBankCustomer | undefined {
+  const customers = readCustomers(body);
+  if (customers.length > 1) throw new MalformedResponse(`body.customers names ${customers.length} customers for one number`);
+  const customer = customers[0];
+  if (customer !== undefined && customer.msisdn !== msisdn) throw new MalformedResponse('body.customers[0].msisdn is not the number asked for');
+  return customer;
+}
+
+function readCustomers(body: unknown): MiniBankCustomer[] {
   return WireRecord.of(body).array('customers').map((customer) => ({
+    msisdn: customer.string('msisdn'),
     ref: customer.string('ref'),
     given: customer.string('given'),
     family: customer.string('family'),

@@ -1,7 +1,8 @@
 /**
  * Wire types of MiniBank, the toy institution of docs/adding-an-institution.md. Its API:
  *
- *   GET  /customers?msisdn={msisdn}   -> { customers: [Customer] }   (empty when unknown)
+ *   GET  /customers?msisdn={msisdn}   -> { customers: [Customer] }   (empty when unknown; one
+ *                                          customer per number, its msisdn echoed)
  *   GET  /float                        -> { balance_minor, ccy }
  *   POST /payments                     -> Payment (201 new, 200 repeat)   header Idempotency-Key
  *   GET  /payments/{key}               -> Payment, or 404
@@ -14,6 +15,8 @@
 export type MiniBankCustomerState = 'OPEN' | 'FROZEN' | 'SHUT';
 
 export interface MiniBankCustomer {
+  /** The customer's number, as in the query. */
+  readonly msisdn: string;
   readonly ref: string;
   readonly given: string;
   readonly family: string;

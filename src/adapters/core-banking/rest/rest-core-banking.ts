@@ -11,6 +11,7 @@ import type {
   RefundRequest,
   ReserveRequest,
 } from '../../../ports/core-banking.js';
+import { InstitutionHealthError } from '../../../ports/core-banking.js';
 import { InstitutionHttp, parse2xx, type InstitutionAnswer, type InstitutionRequest } from '../shared/institution-http.js';
 import { MalformedResponse, WireRecord, amountForWire, optionalField } from '../shared/wire-reader.js';
 import type { RestOptions } from './rest-options.js';
@@ -18,6 +19,7 @@ import {
   checkReservationEcho,
   checkTransactionEcho,
   declineFor,
+  readError,
   readParty,
   readReservation,
   readTransaction,
@@ -25,7 +27,7 @@ import {
   toTransactionStatus,
   type DeclineRole,
 } from './rest-transform.js';
-import type { RestCollectionRequest, RestCommitRequest, RestRefundRequest, RestReservationRequest } from './rest-wire.js';
+import type { RestCollectionRequest, RestCommitRequest, RestErrorCode, RestRefundRequest, RestReservationRequest } from './rest-wire.js';
 
 /**
  * Adapter for institutions that implement our reference core banking API
@@ -59,7 +61,7 @@ export class RestCoreBanking implements CoreBanking {
       method: 'GET',
       path: `/parties/${encodeURIComponent(id.idType)}/${encodeURIComponent(id.idValue)}${query}`,
     });
-    if (answer.status === 404) throw new ConnectorError('PartyNotFound');
+    if (notFoundAsDocumented(answer, 'PARTY_NOT_FOUND')) throw new ConnectorError('PartyNotFound');
     this.#declineOn4xx(answer, 'party');
     return parse2xx(this.#http, answer, (body) => toPartyDetails(readParty(body), id));
   }
@@ -109,7 +111,7 @@ export class RestCoreBanking implements CoreBanking {
       path: `/reservations/${encodeURIComponent(reference)}/release`,
     });
     // Nothing held under this reference: the port defines release as a no-op then.
-    if (answer.status === 404) return;
+    if (notFoundAsDocumented(answer, 'RESERVATION_NOT_FOUND')) return;
     this.#declineOn4xx(answer, 'payee');
     parse2xx(this.#http, answer, (body) => {
       const record = WireRecord.of(body);
@@ -171,7 +173,7 @@ export class RestCoreBanking implements CoreBanking {
 
   async transactionStatus(reference: string): Promise<InstitutionTransactionStatus> {
     const answer = await this.#send({ operation: 'transactionStatus', method: 'GET', path: `/transactions/${encodeURIComponent(reference)}` });
-    if (answer.status === 404) return 'not-found';
+    if (notFoundAsDocumented(answer, 'TRANSACTION_NOT_FOUND')) return 'not-found';
     this.#declineOn4xx(answer, 'party');
     const transaction = parse2xx(this.#http, answer, (body) => {
       const read = readTransaction(body);
@@ -183,6 +185,11 @@ export class RestCoreBanking implements CoreBanking {
 
   async health(): Promise<void> {
     const answer = await this.#send({ operation: 'health', method: 'GET', path: '/health' });
+    if (answer.status === 401 || answer.status === 403) {
+      // The key was refused: /health and the start-up log say so, for an operator to fix REST_CBS_API_KEY.
+      const detail = `rest health: HTTP ${answer.status}: REST_CBS_API_KEY refused`;
+      throw new ConnectorError('InstitutionUnavailable', detail, { cause: new InstitutionHealthError('credentials-refused', detail) });
+    }
     if (answer.status >= 400) throw new ConnectorError('InstitutionUnavailable', `rest health: HTTP ${answer.status}`);
     parse2xx(this.#http, answer, (body) => {
       if (WireRecord.of(body).string('status') !== 'UP') throw new MalformedResponse('body.status is not UP');
@@ -200,4 +207,17 @@ export class RestCoreBanking implements CoreBanking {
   #declineOn4xx(answer: InstitutionAnswer, role: DeclineRole): void {
     if (answer.status >= 400) throw declineFor(answer.operation, answer.status, answer.body, role);
   }
+}
+
+/**
+ * Whether the answer is the API's "not found" of this operation: a 404 with the code the document
+ * gives it (true). Any other 404 (a gateway's page, a wrong base path, a framework's default body,
+ * another operation's code) did not come from the operation, so it throws InstitutionUnavailable:
+ * never "nothing there". Not a 404: false.
+ */
+function notFoundAsDocumented(answer: InstitutionAnswer, code: RestErrorCode): boolean {
+  if (answer.status !== 404) return false;
+  const found = readError(answer.body)?.code;
+  if (found === code) return true;
+  throw new ConnectorError('InstitutionUnavailable', `rest ${answer.operation}: HTTP 404${found === undefined ? '' : ` ${found}`}, not the API's ${code}`);
 }

@@ -5,8 +5,10 @@ import type { AccountStatus, InstitutionTransactionStatus, PartyDetails } from '
 import { MalformedResponse, WireRecord, optionalField as optional } from '../shared/wire-reader.js';
 import {
   REST_ACCOUNT_STATUSES,
+  REST_ERROR_CODES,
   REST_RESERVATION_STATES,
   type RestError,
+  type RestErrorCode,
   type RestParty,
   type RestPostalAddress,
   type RestReservation,
@@ -67,11 +69,16 @@ function readPostalAddress(address: WireRecord): RestPostalAddress {
   return result;
 }
 
-/** The party as the port describes it; the institution must answer for the identifier we asked about. */
+/**
+ * The party as the port describes it; the institution must answer for the identifier we asked
+ * about, sub-identifier included (both absent, or equal): a party without the idSubValue asked
+ * for is another account of the number, never the one the payer named.
+ */
 export function toPartyDetails(party: RestParty, asked: PartyId): PartyDetails {
   if (party.idType !== asked.idType || party.idValue !== asked.idValue) {
     throw new MalformedResponse('body.idType/idValue differ from the identifier asked for');
   }
+  if (party.idSubValue !== asked.idSubValue) throw new MalformedResponse('body.idSubValue differs from the one asked for');
   const address = toPostalAddress(party.postalAddress);
   return {
     idType: asked.idType,
@@ -166,6 +173,10 @@ export function readError(body: unknown): RestError | undefined {
   }
 }
 
+function isRestErrorCode(code: string | undefined): code is RestErrorCode {
+  return REST_ERROR_CODES.some((known) => known === code);
+}
+
 /** Whose account a declined call was about, since the catalogue names payee and payer declines apart. */
 export type DeclineRole = 'party' | 'payee' | 'payer';
 
@@ -179,6 +190,11 @@ export function declineFor(operation: string, status: number, body: unknown, rol
   if (status === 401 || status === 403 || code === 'UNAUTHORIZED') {
     // Our credentials were refused: nothing was decided about the payment, and an operator must act.
     return new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
+  }
+  if (status === 404 && !isRestErrorCode(code)) {
+    // The API answers every 404 with one of its codes; without one, the request reached something
+    // else (a gateway, a wrong base path): nothing was decided about the payment.
+    return new ConnectorError('InstitutionUnavailable', `${detail}: not an answer of the API`);
   }
   return new ConnectorError(declineName(code, role), detail);
 }

@@ -69,7 +69,7 @@ export class RestExchange implements Exchange {
   async release(reference: string): Promise<void> {
     const answer = await this.#send({ operation: 'release', method: 'POST', path: `/holds/${encodeURIComponent(reference)}/release` });
     // Nothing held: the port defines release as a no-op then (the exchange records the reference released).
-    if (answer.status === 404) return;
+    if (holdNotFound(answer)) return;
     this.#declineOn4xx(answer);
     const state = parse2xx(this.#http, answer, (body) => readHold(body, reference));
     if (state !== 'RELEASED') throw new ConnectorError('InstitutionUnavailable', `exchange release: malformed response: body.state is ${state} after a release`);
@@ -77,7 +77,7 @@ export class RestExchange implements Exchange {
 
   async status(reference: string): Promise<ConversionHoldStatus> {
     const answer = await this.#send({ operation: 'holdStatus', method: 'GET', path: `/holds/${encodeURIComponent(reference)}` });
-    if (answer.status === 404) return 'not-found';
+    if (holdNotFound(answer)) return 'not-found';
     this.#declineOn4xx(answer);
     const state = parse2xx(this.#http, answer, (body) => readHold(body, reference));
     return state === 'HELD' ? 'held' : state === 'COMMITTED' ? 'committed' : 'released';
@@ -104,8 +104,23 @@ export class RestExchange implements Exchange {
     const code = errorCodeOf(answer.body);
     const detail = `exchange ${answer.operation}: HTTP ${answer.status}${code === undefined ? '' : ` ${code}`}`;
     if (answer.status === 401 || answer.status === 403 || code === 'UNAUTHORIZED') throw new ConnectorError('InstitutionUnavailable', `${detail}: credentials refused`);
+    // The API answers every 404 with one of its codes; without one the request reached something
+    // else (a gateway, a wrong base path): nothing was decided about the conversion.
+    if (answer.status === 404 && !REST_EXCHANGE_ERROR_CODES.some((known) => known === code)) throw new ConnectorError('InstitutionUnavailable', `${detail}: not an answer of the API`);
     throw new ConnectorError(declineName(code), detail);
   }
+}
+
+/**
+ * Whether the answer is the API's 404 HOLD_NOT_FOUND (true). Any other 404 (a gateway's page, a
+ * wrong base path, a framework's default body) did not come from the operation, so it throws
+ * InstitutionUnavailable: never "nothing held". Not a 404: false.
+ */
+function holdNotFound(answer: InstitutionAnswer): boolean {
+  if (answer.status !== 404) return false;
+  const code = errorCodeOf(answer.body);
+  if (code === 'HOLD_NOT_FOUND') return true;
+  throw new ConnectorError('InstitutionUnavailable', `exchange ${answer.operation}: HTTP 404${code === undefined ? '' : ` ${code}`}, not the API's HOLD_NOT_FOUND`);
 }
 
 function declineName(code: string | undefined): ErrorName {
