@@ -56,8 +56,8 @@ describe('the reference core banking API document', () => {
     expect(report.problems).toEqual([]);
   }, 60_000);
 
-  it('is version 1.1.0 and lists exactly the error codes the adapter knows', () => {
-    expect(at(api, 'info', 'version')).toBe('1.1.0');
+  it('is version 1.2.0 and lists exactly the error codes the adapter knows', () => {
+    expect(at(api, 'info', 'version')).toBe('1.2.0');
     expect(at(api, 'components', 'schemas', 'Error', 'properties', 'code', 'enum')).toEqual([...REST_ERROR_CODES]);
     expect(at(api, 'components', 'schemas', 'FailureReason', 'enum')).toEqual([...REST_FAILURE_REASONS]);
   });
