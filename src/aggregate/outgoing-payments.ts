@@ -54,7 +54,7 @@ export class OutgoingPayments {
 
   /** POST /send-money (SEND) and POST /merchant-payments (RECEIVE). */
   async sendMoney(body: SendMoneyRequest, kind: PaymentKind): Promise<PaymentTerms> {
-    const checked = checkSendMoneyRequest(body, this.deps.settings);
+    const checked = checkSendMoneyRequest(body, amountTypeOf(kind), this.deps.settings);
     const hash = requestHash({ kind, body });
     const id = body.homeTransactionId;
     let running = this.#initiations.get(id);
@@ -67,7 +67,7 @@ export class OutgoingPayments {
 
   async #initiate(body: SendMoneyRequest, checked: CheckedRequest, kind: PaymentKind, hash: string): Promise<Payment> {
     const { settings, store } = this.deps;
-    const amountType = kind === 'SEND_MONEY' ? 'SEND' : 'RECEIVE';
+    const amountType = amountTypeOf(kind);
     const { record, created } = await store.insert({
       homeTransactionId: body.homeTransactionId,
       requestHash: hash,
@@ -412,6 +412,11 @@ const UNDECIDED_CALLBACK_CODES: readonly string[] = ['TA', 'TIP', 'PENDING'];
 
 function awaitsDebit(payment: Payment): boolean {
   return payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';
+}
+
+/** Send money sends an amount (SEND); a merchant payment asks for an amount to arrive (RECEIVE). */
+function amountTypeOf(kind: PaymentKind): 'SEND' | 'RECEIVE' {
+  return kind === 'SEND_MONEY' ? 'SEND' : 'RECEIVE';
 }
 
 function kindWord(kind: PaymentKind): string {

@@ -29,7 +29,7 @@ export interface CheckedRequest {
  * The checks a JSON schema cannot make: identifier formats, ISO 4217 codes, the amount's fit to
  * its currency, the calendar date of birth. Each rejection names the field.
  */
-export function checkSendMoneyRequest(body: SendMoneyRequest, settings: RequestSettings): CheckedRequest {
+export function checkSendMoneyRequest(body: SendMoneyRequest, amountType: 'SEND' | 'RECEIVE', settings: RequestSettings): CheckedRequest {
   const payeeIdType = body.payeeIdType;
   if (!isPartyIdType(payeeIdType)) throw invalid('payeeIdType', 'is not an identifier type');
   const payeeProblem = identifierFormatProblem(payeeIdType, body.payeeId);
@@ -41,6 +41,15 @@ export function checkSendMoneyRequest(body: SendMoneyRequest, settings: RequestS
   }
   if (body.sendCurrency !== settings.currency) {
     throw new ConnectorError('UnsupportedCurrency', `sendCurrency ${body.sendCurrency} (customers are debited in ${settings.currency})`);
+  }
+  // A merchant payment (RECEIVE) asks for sendAmount in sendCurrency to arrive, so across
+  // currencies no amount the terms could be checked against exists (the switch is sent
+  // sendCurrency, the payee receives receiveCurrency): not offered.
+  if (amountType === 'RECEIVE' && body.receiveCurrency !== body.sendCurrency) {
+    throw new ConnectorError(
+      'UnsupportedCurrency',
+      `a cross-currency merchant payment is not offered (receiveCurrency ${body.receiveCurrency}, sendCurrency ${body.sendCurrency})`,
+    );
   }
   if (!isAmount(body.sendAmount)) throw invalid('sendAmount', 'is not an Amount');
   if (!fitsMinorUnits(body.sendAmount, body.sendCurrency)) throw invalid('sendAmount', `has more decimals than ${body.sendCurrency} allows`);
