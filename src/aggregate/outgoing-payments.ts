@@ -378,7 +378,9 @@ function answerTerms(payment: Payment, hash: string): PaymentTerms {
   if (payment.requestHash !== hash) {
     throw new ConnectorError('ModifiedRequest', `homeTransactionId ${payment.homeTransactionId} was used for another request`);
   }
-  if (payment.terms !== null) return JSON.parse(payment.terms) as PaymentTerms;
+  // The stored terms are the QUOTED snapshot; a retry after the accept, a decline or an expiry
+  // is told where the payment stands now, not that it still waits for the customer's choice.
+  if (payment.terms !== null) return { ...(JSON.parse(payment.terms) as PaymentTerms), state: payment.state };
   if (payment.state === 'INITIATING') {
     throw new ConnectorError('PaymentStateConflict', `payment ${payment.homeTransactionId} is being initiated; ask again shortly`);
   }

@@ -1,4 +1,5 @@
 import { PARTY_ID_TYPES } from '../domain/identifiers.js';
+import { OUTGOING_STATES } from '../domain/outgoing-payment.js';
 import { AMOUNT_PATTERN } from '../domain/money.js';
 
 /**
@@ -103,7 +104,11 @@ export const paymentTermsSchema: JsonSchema = {
   required: ['homeTransactionId', 'transferId', 'state', 'amountType', 'sendAmount', 'transferAmount', 'payeeReceiveAmount', 'fees', 'debitAmount', 'expiration'],
   properties: {
     ...ids,
-    state: { type: 'string', enum: ['QUOTED'] },
+    state: {
+      type: 'string',
+      enum: [...OUTGOING_STATES],
+      description: "QUOTED when first answered; a retried POST answers the payment's current state (COMPLETED, ABORTED, ...)",
+    },
     amountType: { type: 'string', enum: ['SEND', 'RECEIVE'] },
     payeeName: { type: 'string', description: "The payee's name as the switch found it" },
     sendAmount: money,

@@ -87,6 +87,27 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
+  it('a retried POST answers the stored terms with the state the payment is in now: COMPLETED after the accept, ABORTED after a decline or an expired quote', async () => {
+    h = await startHarness();
+    const completed = sendMoneyBody();
+    const completedTerms = await initiate(h, completed);
+    await channelDebit(h, String(completed['homeTransactionId']), '100');
+    expect((await h.callOutgoing('PUT', `/send-money/${String(completedTerms['transferId'])}`, { acceptQuote: true })).status).toBe(200);
+    expect(await h.callOutgoing('POST', '/send-money', completed)).toEqual({ status: 200, body: { ...completedTerms, state: 'COMPLETED' } });
+
+    const declined = sendMoneyBody();
+    const declinedTerms = await initiate(h, declined);
+    expect((await h.callOutgoing('PUT', `/send-money/${String(declinedTerms['transferId'])}`, { acceptQuote: false })).status).toBe(422);
+    expect(await h.callOutgoing('POST', '/send-money', declined)).toEqual({ status: 200, body: { ...declinedTerms, state: 'ABORTED' } });
+
+    const expired = sendMoneyBody();
+    const expiredTerms = await initiate(h, expired);
+    h.clock.advance(2 * 60 * 60_000);
+    expect((await h.callOutgoing('PUT', `/send-money/${String(expiredTerms['transferId'])}`, { acceptQuote: true })).status).toBe(422);
+    expect(await h.callOutgoing('POST', '/send-money', expired)).toEqual({ status: 200, body: { ...expiredTerms, state: 'ABORTED' } });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
+  });
+
   it('parallel duplicates while the first is in flight answer the same terms from one switch call', async () => {
     h = await startHarness();
     const body = sendMoneyBody();
