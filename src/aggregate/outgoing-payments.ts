@@ -74,9 +74,11 @@ export class OutgoingPayments {
       kind,
       amountType,
       flow: this.deps.coreBanking.capabilities.outgoingFlow,
-      payerId: body.payer.payerId,
+      // Normalised (checked.*), so that the refund and GET name the customer as registered; the
+      // request hash stays on the body as sent, so a retry of the same body is still recognised.
+      payerId: checked.payerId,
       payeeIdType: checked.payeeIdType,
-      payeeId: body.payeeId,
+      payeeId: checked.payeeId,
       sendAmount: checked.sendAmount,
       sendCurrency: body.sendCurrency,
       receiveCurrency: body.receiveCurrency,

@@ -32,7 +32,22 @@ describe('isoDateOfDayMonthYear', () => {
 
 describe('checkSendMoneyRequest', () => {
   it('answers the identifier type, the canonical amount and the ISO date', () => {
-    expect(checkSendMoneyRequest(request, 'SEND', settings)).toEqual({ payeeIdType: 'MSISDN', sendAmount: '12.5', birthDate: '1999-12-31' });
+    expect(checkSendMoneyRequest(request, 'SEND', settings)).toEqual({
+      payeeIdType: 'MSISDN',
+      payeeId: '+265991234567',
+      payerId: '260971000002',
+      sendAmount: '12.5',
+      birthDate: '1999-12-31',
+    });
+  });
+
+  it('answers the identifiers in their normal form (IBAN without spaces, upper case; e-mail domain lower case), which the switch is sent', () => {
+    const printed = { ...request, payeeIdType: 'IBAN', payeeId: 'gb82 west 1234 5698 7654 32', payer: { ...request.payer, payerId: 'Natasha.Mulenga@Example.COM' } };
+    const email = { ...settings, supportedIdType: 'EMAIL' } as const;
+    const checked = checkSendMoneyRequest(printed, 'SEND', email);
+    expect([checked.payeeId, checked.payerId]).toEqual(['GB82WEST12345698765432', 'Natasha.Mulenga@example.com']);
+    const sent = outboundTransferRequest(printed, checked, 'SEND', email);
+    expect([sent.to, sent.from.idValue]).toEqual([{ idType: 'IBAN', idValue: 'GB82WEST12345698765432' }, 'Natasha.Mulenga@example.com']);
   });
 
   it('names the field of each problem', () => {
@@ -55,7 +70,7 @@ describe('checkSendMoneyRequest', () => {
     expect(() => checkSendMoneyRequest(crossCurrency, 'RECEIVE', settings)).toThrow(
       'Unsupported currency: a cross-currency merchant payment is not offered (receiveCurrency MWK, sendCurrency ZMW)',
     );
-    expect(checkSendMoneyRequest(crossCurrency, 'SEND', settings)).toEqual({ payeeIdType: 'MSISDN', sendAmount: '12.5', birthDate: '1999-12-31' });
+    expect(checkSendMoneyRequest(crossCurrency, 'SEND', settings)).toMatchObject({ payeeIdType: 'MSISDN', sendAmount: '12.5' });
   });
 });
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CALLBACK_SECRET } from '../support/harness.js';
 import { channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
@@ -106,6 +107,21 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect((await h.callOutgoing('PUT', `/send-money/${String(expiredTerms['transferId'])}`, { acceptQuote: true })).status).toBe(422);
     expect(await h.callOutgoing('POST', '/send-money', expired)).toEqual({ status: 200, body: { ...expiredTerms, state: 'ABORTED' } });
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
+  });
+
+  it('identifiers accepted in a printed form are sent and stored in their normal form; a retry of the same body is the same request', async () => {
+    h = await startHarness({ env: { SUPPORTED_ID_TYPE: 'EMAIL' } });
+    const body = sendMoneyBody({ payeeIdType: 'IBAN', payeeId: 'gb82 west 1234 5698 7654 32', payer: payer(birth) });
+    body['payer'] = { ...(body['payer'] as Body), payerId: 'Natasha.Mulenga@Example.COM' };
+    const terms = await initiate(h, body);
+    const post = h.fakeSwitch.requests.find((r) => r.method === 'POST')?.body as Body;
+    expect([post['to'], (post['from'] as Body)['idValue']]).toEqual([{ idType: 'IBAN', idValue: 'GB82WEST12345698765432' }, 'Natasha.Mulenga@example.com']);
+    const stored = await sql<{ payer_id: string; payee_id: string }>`select payer_id, payee_id from outgoing_payments where home_transaction_id = ${String(body['homeTransactionId'])}`.execute(
+      h.app.database.reader(),
+    );
+    expect(stored.rows).toEqual([{ payer_id: 'Natasha.Mulenga@example.com', payee_id: 'GB82WEST12345698765432' }]);
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual({ status: 200, body: terms });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
   it('parallel duplicates while the first is in flight answer the same terms from one switch call', async () => {
