@@ -59,6 +59,29 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect(h.fakeSwitch.requests).toEqual([]);
   });
 
+  it('refuses unknown or misspelt fields, naming them, rather than dropping them: on the request, its payer, the birth data and the accept', async () => {
+    h = await startHarness();
+    const unknown = (field: string): Body => ({ statusCode: '3100', message: `Generic validation error: body/${field} is not a field of this request` });
+    const misspeltBirth = { name: 'Natasha Mulenga', payerId: '260971000002', dateAndPlaceOfBirth: birth };
+    const cases: Array<[Body, Body]> = [
+      [sendMoneyBody({ payeeIdSubValue: 'till-7' }), unknown('payeeIdSubValue')],
+      [sendMoneyBody({ payer: misspeltBirth }), unknown('payer/dateAndPlaceOfBirth')],
+      [sendMoneyBody({ payer: { ...payer(birth), idType: 'MSISDN' } }), unknown('payer/idType')],
+      [sendMoneyBody({ payer: payer({ ...birth, CountryOfBirth: 'ZM' }) }), unknown('payer/DateAndPlaceOfBirth/CountryOfBirth')],
+    ];
+    for (const path of ['/send-money', '/merchant-payments']) {
+      const seen = [];
+      for (const [body] of cases) seen.push(await h.callOutgoing('POST', path, body));
+      expect(seen).toEqual(cases.map(([, answer]) => ({ status: 400, body: answer })));
+    }
+    expect(h.fakeSwitch.requests).toEqual([]);
+    const terms = await initiate(h, sendMoneyBody());
+    const transferId = String(terms['transferId']);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: false, reason: 'changed my mind' })).toEqual({ status: 400, body: unknown('reason') });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT')).toEqual([]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'QUOTED' });
+  });
+
   it('accepts a leap day and a body without birth data or description', async () => {
     h = await startHarness();
     const leap = await initiate(h, sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2000' }) }));
