@@ -27,7 +27,11 @@ export interface CheckedRequest {
    */
   readonly payeeId: string;
   readonly payerId: string;
-  /** sendAmount in canonical form ("10.50" becomes "10.5"). */
+  /**
+   * sendAmount in canonical form. The schema's Amount pattern already refuses trailing zeros
+   * ("10.50") and leading ones, so this is the text the channel sent; kept canonical here so
+   * that what is stored and sent never depends on that pattern.
+   */
   readonly sendAmount: string;
   /** YYYY-MM-DD, when birth data came. */
   readonly birthDate?: string;
