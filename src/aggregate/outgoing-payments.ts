@@ -74,8 +74,8 @@ export class OutgoingPayments {
       kind,
       amountType,
       flow: this.deps.coreBanking.capabilities.outgoingFlow,
-      // Normalised (checked.*), so that the refund and GET name the customer as registered; the
-      // request hash stays on the body as sent, so a retry of the same body is still recognised.
+      // Normalised (checked.*), so that the collection and the refund name the customer as
+      // registered; the request hash stays on the body as sent, so a retry of it is recognised.
       payerId: checked.payerId,
       payeeIdType: checked.payeeIdType,
       payeeId: checked.payeeId,
