@@ -54,7 +54,7 @@ export class OutgoingPayments {
 
   /** POST /send-money (SEND) and POST /merchant-payments (RECEIVE). */
   async sendMoney(body: SendMoneyRequest, kind: PaymentKind): Promise<PaymentTerms> {
-    const checked = checkSendMoneyRequest(body, this.deps.settings);
+    const checked = checkSendMoneyRequest(body, amountTypeOf(kind), this.deps.settings);
     const hash = requestHash({ kind, body });
     const id = body.homeTransactionId;
     let running = this.#initiations.get(id);
@@ -67,16 +67,18 @@ export class OutgoingPayments {
 
   async #initiate(body: SendMoneyRequest, checked: CheckedRequest, kind: PaymentKind, hash: string): Promise<Payment> {
     const { settings, store } = this.deps;
-    const amountType = kind === 'SEND_MONEY' ? 'SEND' : 'RECEIVE';
+    const amountType = amountTypeOf(kind);
     const { record, created } = await store.insert({
       homeTransactionId: body.homeTransactionId,
       requestHash: hash,
       kind,
       amountType,
       flow: this.deps.coreBanking.capabilities.outgoingFlow,
-      payerId: body.payer.payerId,
+      // Normalised (checked.*), so that the collection and the refund name the customer as
+      // registered; the request hash stays on the body as sent, so a retry of it is recognised.
+      payerId: checked.payerId,
       payeeIdType: checked.payeeIdType,
-      payeeId: body.payeeId,
+      payeeId: checked.payeeId,
       sendAmount: checked.sendAmount,
       sendCurrency: body.sendCurrency,
       receiveCurrency: body.receiveCurrency,
@@ -393,7 +395,9 @@ function answerTerms(payment: Payment, hash: string): PaymentTerms {
   if (payment.requestHash !== hash) {
     throw new ConnectorError('ModifiedRequest', `homeTransactionId ${payment.homeTransactionId} was used for another request`);
   }
-  if (payment.terms !== null) return JSON.parse(payment.terms) as PaymentTerms;
+  // The stored terms are the QUOTED snapshot; a retry after the accept, a decline or an expiry
+  // is told where the payment stands now, not that it still waits for the customer's choice.
+  if (payment.terms !== null) return { ...(JSON.parse(payment.terms) as PaymentTerms), state: payment.state };
   if (payment.state === 'INITIATING') {
     throw new ConnectorError('PaymentStateConflict', `payment ${payment.homeTransactionId} is being initiated; ask again shortly`);
   }
@@ -427,6 +431,11 @@ const UNDECIDED_CALLBACK_CODES: readonly string[] = ['TA', 'TIP', 'PENDING'];
 
 function awaitsDebit(payment: Payment): boolean {
   return payment.state === 'COLLECTING' || payment.state === 'AWAITING_DEBIT';
+}
+
+/** Send money sends an amount (SEND); a merchant payment asks for an amount to arrive (RECEIVE). */
+function amountTypeOf(kind: PaymentKind): 'SEND' | 'RECEIVE' {
+  return kind === 'SEND_MONEY' ? 'SEND' : 'RECEIVE';
 }
 
 function kindWord(kind: PaymentKind): string {

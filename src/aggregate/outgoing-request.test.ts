@@ -32,7 +32,22 @@ describe('isoDateOfDayMonthYear', () => {
 
 describe('checkSendMoneyRequest', () => {
   it('answers the identifier type, the canonical amount and the ISO date', () => {
-    expect(checkSendMoneyRequest(request, settings)).toEqual({ payeeIdType: 'MSISDN', sendAmount: '12.5', birthDate: '1999-12-31' });
+    expect(checkSendMoneyRequest(request, 'SEND', settings)).toEqual({
+      payeeIdType: 'MSISDN',
+      payeeId: '+265991234567',
+      payerId: '260971000002',
+      sendAmount: '12.5',
+      birthDate: '1999-12-31',
+    });
+  });
+
+  it('answers the identifiers in their normal form (IBAN without spaces, upper case; e-mail domain lower case), which the switch is sent', () => {
+    const printed = { ...request, payeeIdType: 'IBAN', payeeId: 'gb82 west 1234 5698 7654 32', payer: { ...request.payer, payerId: 'Natasha.Mulenga@Example.COM' } };
+    const email = { ...settings, supportedIdType: 'EMAIL' } as const;
+    const checked = checkSendMoneyRequest(printed, 'SEND', email);
+    expect([checked.payeeId, checked.payerId]).toEqual(['GB82WEST12345698765432', 'Natasha.Mulenga@example.com']);
+    const sent = outboundTransferRequest(printed, checked, 'SEND', email);
+    expect([sent.to, sent.from.idValue]).toEqual([{ idType: 'IBAN', idValue: 'GB82WEST12345698765432' }, 'Natasha.Mulenga@example.com']);
   });
 
   it('names the field of each problem', () => {
@@ -46,14 +61,22 @@ describe('checkSendMoneyRequest', () => {
       [{ ...request, transactionType: 'PAYMENT' }, 'Generic validation error: transactionType must be TRANSFER'],
     ] as const;
     for (const [body, message] of problems) {
-      expect(() => checkSendMoneyRequest(body, settings)).toThrow(message);
+      expect(() => checkSendMoneyRequest(body, 'SEND', settings)).toThrow(message);
     }
+  });
+
+  it('refuses a merchant payment (RECEIVE) across currencies; send money (SEND) may convert', () => {
+    const crossCurrency = { ...request, receiveCurrency: 'MWK' };
+    expect(() => checkSendMoneyRequest(crossCurrency, 'RECEIVE', settings)).toThrow(
+      'Unsupported currency: a cross-currency merchant payment is not offered (receiveCurrency MWK, sendCurrency ZMW)',
+    );
+    expect(checkSendMoneyRequest(crossCurrency, 'SEND', settings)).toMatchObject({ payeeIdType: 'MSISDN', sendAmount: '12.5' });
   });
 });
 
 describe('outboundTransferRequest', () => {
   it('maps the request to the switch body; fspiop mode carries the birth date as from.dateOfBirth only', () => {
-    const checked = checkSendMoneyRequest({ ...request, sendAmount: '12.5' }, settings);
+    const checked = checkSendMoneyRequest({ ...request, sendAmount: '12.5' }, 'RECEIVE', settings);
     expect(outboundTransferRequest(request, checked, 'RECEIVE', settings)).toEqual({
       homeTransactionId: 'home-1',
       from: { idType: 'MSISDN', idValue: '260971000002', displayName: 'Natasha Mulenga', dateOfBirth: '1999-12-31' },
@@ -76,7 +99,7 @@ describe('outboundTransferRequest', () => {
     expect(birthExtensions(birth, '1990-02-01', 'iso-exact').map((item) => item.key)).toEqual(Object.values(PAYER_BIRTH_KEYS_ISO_EXACT));
     const keys = [...Object.values(PAYER_BIRTH_KEYS), ...Object.values(PAYER_BIRTH_KEYS_ISO_EXACT)];
     expect(keys.every((key) => key.length > FSPIOP_EXTENSION_KEY_MAX_LENGTH)).toBe(true);
-    const iso = outboundTransferRequest(request, checkSendMoneyRequest(request, settings), 'SEND', { ...settings, apiType: 'iso20022' });
+    const iso = outboundTransferRequest(request, checkSendMoneyRequest(request, 'SEND', settings), 'SEND', { ...settings, apiType: 'iso20022' });
     expect(iso.from.dateOfBirth).toBeUndefined();
     expect(iso.from.extensionList?.map((item) => item.key)).toEqual([PAYER_BIRTH_KEYS.BirthDt, PAYER_BIRTH_KEYS.CityOfBirth, PAYER_BIRTH_KEYS.CtryOfBirth]);
   });

@@ -1,6 +1,7 @@
 import { isCurrencyCode } from '../domain/currencies.js';
 import { ConnectorError } from '../domain/errors.js';
-import { identifierFormatProblem, isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
+import { checkIdentifier } from '../domain/identifier-rules.js';
+import { isPartyIdType, type PartyIdType } from '../domain/identifiers.js';
 import { PAYER_BIRTH_KEYS, PAYER_BIRTH_KEYS_ISO_EXACT, type ApiType, type ExtensionItem } from '../domain/iso20022.js';
 import { canonicalAmount, fitsMinorUnits, isAmount, toMinorUnits } from '../domain/money.js';
 import type { OutboundTransferRequest } from '../ports/outgoing-switch.js';
@@ -19,7 +20,18 @@ export interface RequestSettings {
 
 export interface CheckedRequest {
   readonly payeeIdType: PartyIdType;
-  /** sendAmount in canonical form ("10.50" becomes "10.5"). */
+  /**
+   * payeeId and payer.payerId in the normal form of their type (an IBAN without spaces, upper
+   * case; an e-mail domain lower case), the form identifiers are registered and looked up in:
+   * sent to the switch and stored.
+   */
+  readonly payeeId: string;
+  readonly payerId: string;
+  /**
+   * sendAmount in canonical form. The schema's Amount pattern already refuses trailing zeros
+   * ("10.50") and leading ones, so this is the text the channel sent; kept canonical here so
+   * that what is stored and sent never depends on that pattern.
+   */
   readonly sendAmount: string;
   /** YYYY-MM-DD, when birth data came. */
   readonly birthDate?: string;
@@ -29,18 +41,28 @@ export interface CheckedRequest {
  * The checks a JSON schema cannot make: identifier formats, ISO 4217 codes, the amount's fit to
  * its currency, the calendar date of birth. Each rejection names the field.
  */
-export function checkSendMoneyRequest(body: SendMoneyRequest, settings: RequestSettings): CheckedRequest {
+export function checkSendMoneyRequest(body: SendMoneyRequest, amountType: 'SEND' | 'RECEIVE', settings: RequestSettings): CheckedRequest {
   const payeeIdType = body.payeeIdType;
   if (!isPartyIdType(payeeIdType)) throw invalid('payeeIdType', 'is not an identifier type');
-  const payeeProblem = identifierFormatProblem(payeeIdType, body.payeeId);
-  if (payeeProblem !== null) throw invalid('payeeId', payeeProblem);
-  const payerProblem = identifierFormatProblem(settings.supportedIdType, body.payer.payerId);
-  if (payerProblem !== null) throw invalid('payer.payerId', `${payerProblem} (${settings.supportedIdType})`);
+  // The channel's API carries no sub-identifier, so none is required (as for identifierFormatProblem).
+  const payee = checkIdentifier(payeeIdType, body.payeeId, undefined, false);
+  if (!payee.ok) throw invalid('payeeId', payee.problem);
+  const payer = checkIdentifier(settings.supportedIdType, body.payer.payerId, undefined, false);
+  if (!payer.ok) throw invalid('payer.payerId', `${payer.problem} (${settings.supportedIdType})`);
   for (const field of ['sendCurrency', 'receiveCurrency'] as const) {
     if (!isCurrencyCode(body[field])) throw invalid(field, 'is not an ISO 4217 currency code');
   }
   if (body.sendCurrency !== settings.currency) {
     throw new ConnectorError('UnsupportedCurrency', `sendCurrency ${body.sendCurrency} (customers are debited in ${settings.currency})`);
+  }
+  // A merchant payment (RECEIVE) asks for sendAmount in sendCurrency to arrive, so across
+  // currencies no amount the terms could be checked against exists (the switch is sent
+  // sendCurrency, the payee receives receiveCurrency): not offered.
+  if (amountType === 'RECEIVE' && body.receiveCurrency !== body.sendCurrency) {
+    throw new ConnectorError(
+      'UnsupportedCurrency',
+      `a cross-currency merchant payment is not offered (receiveCurrency ${body.receiveCurrency}, sendCurrency ${body.sendCurrency})`,
+    );
   }
   if (!isAmount(body.sendAmount)) throw invalid('sendAmount', 'is not an Amount');
   if (!fitsMinorUnits(body.sendAmount, body.sendCurrency)) throw invalid('sendAmount', `has more decimals than ${body.sendCurrency} allows`);
@@ -55,6 +77,8 @@ export function checkSendMoneyRequest(body: SendMoneyRequest, settings: RequestS
   }
   return {
     payeeIdType,
+    payeeId: payee.value,
+    payerId: payer.value,
     sendAmount: canonicalAmount(body.sendAmount, body.sendCurrency),
     ...(birthDate === undefined ? {} : { birthDate }),
   };
@@ -90,8 +114,8 @@ export function outboundTransferRequest(
       : {};
   return {
     homeTransactionId: body.homeTransactionId,
-    from: { idType: settings.supportedIdType, idValue: body.payer.payerId, displayName: body.payer.name, ...fspiopBirth, ...isoBirth },
-    to: { idType: checked.payeeIdType, idValue: body.payeeId },
+    from: { idType: settings.supportedIdType, idValue: checked.payerId, displayName: body.payer.name, ...fspiopBirth, ...isoBirth },
+    to: { idType: checked.payeeIdType, idValue: checked.payeeId },
     amountType,
     currency: body.sendCurrency,
     amount: checked.sendAmount,

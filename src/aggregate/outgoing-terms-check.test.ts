@@ -45,6 +45,15 @@ describe('checkReturnedQuote', () => {
     expect(() => checkReturnedQuote({ ...quote, payeeFspFee: zmw('0.02') }, [], big, undefined, now)).toThrow('transferAmount is not payeeReceiveAmount');
   });
 
+  it('without a conversion, refuses terms for a payee who is to receive another currency', () => {
+    const quote: ReturnedQuote = { transferAmount: zmw('100'), payeeReceiveAmount: zmw('100'), expiration: later };
+    for (const payment of [send, receive]) {
+      expect(() => checkReturnedQuote(quote, [], { ...payment, receiveCurrency: 'MWK' }, undefined, now)).toThrow(
+        'Invalid quote returned by the switch: the switch offered no conversion to MWK',
+      );
+    }
+  });
+
   it('refuses a missing quote, missing amounts and an expiry at or before now', () => {
     expect(() => checkReturnedQuote(undefined, [], send, undefined, now)).toThrow('no quote in the switch answer');
     expect(() => checkReturnedQuote({ payeeReceiveAmount: zmw('100'), expiration: later }, [], send, undefined, now)).toThrow('transferAmount is missing');

@@ -56,7 +56,8 @@ export function checkConversionTerms(terms: ConversionTerms | undefined, malform
  * rules: every amount an Amount in the quote's currency, transferAmount = payeeReceiveAmount +
  * payeeFspFee - payeeFspCommission, the anchor amount the one the payer asked for (SEND:
  * transferAmount; RECEIVE: payeeReceiveAmount), non-negative fees, not expired. With a
- * conversion the quote is in the target currency and transfers the conversion's target amount.
+ * conversion the quote is in the target currency and transfers the conversion's target amount;
+ * without one, receiveCurrency must be sendCurrency.
  * Throws InvalidReturnedQuote naming the first rule broken.
  */
 export function checkReturnedQuote(
@@ -70,6 +71,11 @@ export function checkReturnedQuote(
   if (quote === undefined) throw reject('no quote in the switch answer');
   const bad = malformed.find((path) => path.startsWith('quoteResponse'));
   if (bad !== undefined) throw reject(`${bad} is malformed`);
+  // Without a conversion the quote is in sendCurrency, so the payee would receive sendCurrency:
+  // terms the customer did not ask for when receiveCurrency is another currency.
+  if (conversion === undefined && payment.receiveCurrency !== payment.sendCurrency) {
+    throw reject(`the switch offered no conversion to ${payment.receiveCurrency}`);
+  }
   const currency = conversion === undefined ? payment.sendCurrency : conversion.targetAmount.currency;
   const inCurrency = (money: WireMoney | undefined, field: string): Money | undefined => {
     if (money === undefined) return undefined;

@@ -39,7 +39,8 @@ export interface ConversionView {
 export interface PaymentTerms {
   readonly homeTransactionId: string;
   readonly transferId: string;
-  readonly state: 'QUOTED';
+  /** QUOTED when first answered; a retried POST answers the payment's state at that time. */
+  readonly state: OutgoingState;
   readonly amountType: 'SEND' | 'RECEIVE';
   readonly payeeName?: string;
   readonly sendAmount: Money;

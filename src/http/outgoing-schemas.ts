@@ -1,4 +1,5 @@
 import { PARTY_ID_TYPES } from '../domain/identifiers.js';
+import { OUTGOING_STATES } from '../domain/outgoing-payment.js';
 import { AMOUNT_PATTERN } from '../domain/money.js';
 
 /**
@@ -23,8 +24,15 @@ const money: JsonSchema = {
   properties: { amount: { type: 'string', pattern: AMOUNT_PATTERN.source }, currency: currency('ISO 4217 code') },
 };
 
+/**
+ * The channel's request bodies refuse fields they do not define (additionalProperties false): a
+ * misspelt optional field (dateAndPlaceOfBirth, a reason on the accept) would otherwise be
+ * dropped without a word and the payment sent without it. The callback schemas stay open:
+ * payment providers add fields of their own.
+ */
 export const sendMoneyRequestSchema: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['homeTransactionId', 'payeeId', 'payeeIdType', 'sendAmount', 'sendCurrency', 'receiveCurrency', 'transactionType', 'payer'],
   properties: {
     homeTransactionId: text(128, "The channel's own transaction id: the idempotency key of the payment"),
@@ -37,12 +45,14 @@ export const sendMoneyRequestSchema: JsonSchema = {
     transactionType: { type: 'string', enum: ['TRANSFER'] },
     payer: {
       type: 'object',
+      additionalProperties: false,
       required: ['name', 'payerId'],
       properties: {
         name: { type: 'string', pattern: MOJALOOP_NAME, description: "Payer's name, sent as from.displayName: letters, digits, spaces and . , ' - _ (the switch's Name type)" },
         payerId: text(128, "Payer's identifier, of the type SUPPORTED_ID_TYPE"),
         DateAndPlaceOfBirth: {
           type: 'object',
+          additionalProperties: false,
           required: ['BirthDt', 'CityOfBirth', 'CtryOfBirth'],
           properties: {
             BirthDt: { type: 'string', pattern: '^[0-9]{2}-[0-9]{2}-[0-9]{4}$', description: 'Calendar date written DD-MM-YYYY' },
@@ -58,6 +68,7 @@ export const sendMoneyRequestSchema: JsonSchema = {
 
 export const updateSendMoneySchema: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['acceptQuote'],
   properties: { acceptQuote: { type: 'boolean', description: 'true to proceed, false to abort' } },
 };
@@ -103,7 +114,11 @@ export const paymentTermsSchema: JsonSchema = {
   required: ['homeTransactionId', 'transferId', 'state', 'amountType', 'sendAmount', 'transferAmount', 'payeeReceiveAmount', 'fees', 'debitAmount', 'expiration'],
   properties: {
     ...ids,
-    state: { type: 'string', enum: ['QUOTED'] },
+    state: {
+      type: 'string',
+      enum: [...OUTGOING_STATES],
+      description: "QUOTED when first answered; a retried POST answers the payment's current state (COMPLETED, ABORTED, ...)",
+    },
     amountType: { type: 'string', enum: ['SEND', 'RECEIVE'] },
     payeeName: { type: 'string', description: "The payee's name as the switch found it" },
     sendAmount: money,

@@ -250,7 +250,11 @@ function convertFastifyError(error: FastifyError): unknown {
     const first = error.validation[0];
     const where = first === undefined ? '' : `${error.validationContext ?? 'body'}${first.instancePath}`;
     const missing = first?.keyword === 'required';
-    const detail = first === undefined ? error.message : `${where} ${first.message ?? 'is invalid'}`;
+    // Ajv's own message for a field the schema does not define ("must NOT have additional
+    // properties") does not say which one; the answer names it.
+    const unknown = first?.keyword === 'additionalProperties' ? first.params['additionalProperty'] : undefined;
+    const detail =
+      first === undefined ? error.message : typeof unknown === 'string' ? `${where}/${unknown} is not a field of this request` : `${where} ${first.message ?? 'is invalid'}`;
     return new ConnectorError(missing ? 'MissingElement' : 'ValidationFailed', detail);
   }
   switch (error.code) {

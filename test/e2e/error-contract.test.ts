@@ -120,6 +120,12 @@ describe('JSON bodies', () => {
     expect(pair.status).toBe(200);
   });
 
+  it('refuses a field the channel API does not define in the contract, naming it', async () => {
+    const body = JSON.stringify({ ...sendMoneyBody(), payeeIdSubValue: 'till-7' });
+    const answer = await raw(h.outgoingUrl, post('/send-money', body, `x-api-key: ${TEST_CHANNEL_API_KEY}\r\n`));
+    expectContract(answer, 400, '3100', /^Generic validation error: body\/payeeIdSubValue is not a field of this request$/);
+  });
+
   it('refuses keys that reach an object\'s prototype', async () => {
     const answer = await raw(h.incomingUrl, post('/quoterequests', '{"__proto__":{"admin":true}}'));
     expectContract(answer, 400, '3100', /body\/__proto__ is a reserved key/);

@@ -96,6 +96,32 @@ describe('outgoing payments with currency conversion', () => {
     expect(await balances(h)).toEqual(before);
   });
 
+  it('a quote without a conversion for a payee in another currency is refused: the switch is told acceptQuote false, the channel 422', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const body = sendMoneyBody({ receiveCurrency: 'MWK' });
+    const home = String(body['homeTransactionId']);
+    const answer = await h.callOutgoing('POST', '/send-money', body);
+    expect(answer).toEqual({ status: 422, body: { statusCode: '5101', message: 'Invalid quote returned by the switch: the switch offered no conversion to MWK' } });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT').map((r) => r.body)).toEqual([{ acceptQuote: false }]);
+    expect(h.fakeSwitch.transferOf(home)?.state).toBe('ABORTED');
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('a merchant payment across currencies is refused before the switch is called: no amount would tie its terms to the request', async () => {
+    h = await startHarness();
+    const body = sendMoneyBody({ receiveCurrency: 'MWK' });
+    // A switch that would offer a conversion of 250 ZMW for the 100 "asked for": never reached.
+    h.fakeSwitch.script(String(body['homeTransactionId']), { initiate: 'conversion', fee: '0', conversion: { sourceAmount: '250', targetAmount: '6400', targetCurrency: 'MWK' } });
+    for (const path of ['/merchant-payments', '/merchant-payment']) {
+      expect(await h.callOutgoing('POST', path, body)).toEqual({
+        status: 422,
+        body: { statusCode: '5106', message: 'Unsupported currency: a cross-currency merchant payment is not offered (receiveCurrency MWK, sendCurrency ZMW)' },
+      });
+    }
+    expect(h.fakeSwitch.requests).toEqual([]);
+  });
+
   it('iso20022 mode can send the ISO-exact birth keys as well; fspiop mode never sends a key over 32 characters', async () => {
     h = await startHarness({ env: { API_TYPE: 'iso20022', OUTGOING_BIRTH_KEYS: 'both' } });
     const body = sendMoneyBody({ payer: { name: 'N M', payerId: '260971000002', DateAndPlaceOfBirth: { BirthDt: '01-02-1990', CityOfBirth: 'Ndola', CtryOfBirth: 'ZM' } } });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CALLBACK_SECRET } from '../support/harness.js';
 import { channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
@@ -58,6 +59,29 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     expect(h.fakeSwitch.requests).toEqual([]);
   });
 
+  it('refuses unknown or misspelt fields, naming them, rather than dropping them: on the request, its payer, the birth data and the accept', async () => {
+    h = await startHarness();
+    const unknown = (field: string): Body => ({ statusCode: '3100', message: `Generic validation error: body/${field} is not a field of this request` });
+    const misspeltBirth = { name: 'Natasha Mulenga', payerId: '260971000002', dateAndPlaceOfBirth: birth };
+    const cases: Array<[Body, Body]> = [
+      [sendMoneyBody({ payeeIdSubValue: 'till-7' }), unknown('payeeIdSubValue')],
+      [sendMoneyBody({ payer: misspeltBirth }), unknown('payer/dateAndPlaceOfBirth')],
+      [sendMoneyBody({ payer: { ...payer(birth), idType: 'MSISDN' } }), unknown('payer/idType')],
+      [sendMoneyBody({ payer: payer({ ...birth, CountryOfBirth: 'ZM' }) }), unknown('payer/DateAndPlaceOfBirth/CountryOfBirth')],
+    ];
+    for (const path of ['/send-money', '/merchant-payments']) {
+      const seen = [];
+      for (const [body] of cases) seen.push(await h.callOutgoing('POST', path, body));
+      expect(seen).toEqual(cases.map(([, answer]) => ({ status: 400, body: answer })));
+    }
+    expect(h.fakeSwitch.requests).toEqual([]);
+    const terms = await initiate(h, sendMoneyBody());
+    const transferId = String(terms['transferId']);
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: false, reason: 'changed my mind' })).toEqual({ status: 400, body: unknown('reason') });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'PUT')).toEqual([]);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'QUOTED' });
+  });
+
   it('accepts a leap day and a body without birth data or description', async () => {
     h = await startHarness();
     const leap = await initiate(h, sendMoneyBody({ payer: payer({ ...birth, BirthDt: '29-02-2000' }) }));
@@ -84,6 +108,42 @@ describe('outgoing requests: validation, idempotency, OpenAPI', () => {
     });
     // The same body on the merchant path is another request, too.
     expect((await h.callOutgoing('POST', '/merchant-payments', body)).status).toBe(409);
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+  });
+
+  it('a retried POST answers the stored terms with the state the payment is in now: COMPLETED after the accept, ABORTED after a decline or an expired quote', async () => {
+    h = await startHarness();
+    const completed = sendMoneyBody();
+    const completedTerms = await initiate(h, completed);
+    await channelDebit(h, String(completed['homeTransactionId']), '100');
+    expect((await h.callOutgoing('PUT', `/send-money/${String(completedTerms['transferId'])}`, { acceptQuote: true })).status).toBe(200);
+    expect(await h.callOutgoing('POST', '/send-money', completed)).toEqual({ status: 200, body: { ...completedTerms, state: 'COMPLETED' } });
+
+    const declined = sendMoneyBody();
+    const declinedTerms = await initiate(h, declined);
+    expect((await h.callOutgoing('PUT', `/send-money/${String(declinedTerms['transferId'])}`, { acceptQuote: false })).status).toBe(422);
+    expect(await h.callOutgoing('POST', '/send-money', declined)).toEqual({ status: 200, body: { ...declinedTerms, state: 'ABORTED' } });
+
+    const expired = sendMoneyBody();
+    const expiredTerms = await initiate(h, expired);
+    h.clock.advance(2 * 60 * 60_000);
+    expect((await h.callOutgoing('PUT', `/send-money/${String(expiredTerms['transferId'])}`, { acceptQuote: true })).status).toBe(422);
+    expect(await h.callOutgoing('POST', '/send-money', expired)).toEqual({ status: 200, body: { ...expiredTerms, state: 'ABORTED' } });
+    expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
+  });
+
+  it('identifiers accepted in a printed form are sent and stored in their normal form; a retry of the same body is the same request', async () => {
+    h = await startHarness({ env: { SUPPORTED_ID_TYPE: 'EMAIL' } });
+    const body = sendMoneyBody({ payeeIdType: 'IBAN', payeeId: 'gb82 west 1234 5698 7654 32', payer: payer(birth) });
+    body['payer'] = { ...(body['payer'] as Body), payerId: 'Natasha.Mulenga@Example.COM' };
+    const terms = await initiate(h, body);
+    const post = h.fakeSwitch.requests.find((r) => r.method === 'POST')?.body as Body;
+    expect([post['to'], (post['from'] as Body)['idValue']]).toEqual([{ idType: 'IBAN', idValue: 'GB82WEST12345698765432' }, 'Natasha.Mulenga@example.com']);
+    const stored = await sql<{ payer_id: string; payee_id: string }>`select payer_id, payee_id from outgoing_payments where home_transaction_id = ${String(body['homeTransactionId'])}`.execute(
+      h.app.database.reader(),
+    );
+    expect(stored.rows).toEqual([{ payer_id: 'Natasha.Mulenga@example.com', payee_id: 'GB82WEST12345698765432' }]);
+    expect(await h.callOutgoing('POST', '/send-money', body)).toEqual({ status: 200, body: terms });
     expect(h.fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 

@@ -74,8 +74,9 @@ describe('outgoing payments survive a restart', () => {
     // One account model: the collected 100 landed in the float.
     expect(before.float).toEqual({ balance: '1000000', held: '0' });
     expect((await balances(second)).float).toEqual({ balance: '1000100', held: '0' });
-    // A retried POST after the restart answers the stored terms and starts nothing.
-    expect(await second.callOutgoing('POST', '/send-money', sendMoneyBody({ homeTransactionId: terms['homeTransactionId'] }))).toEqual({ status: 200, body: terms });
+    // A retried POST after the restart answers the stored terms, with the state the payment is in now, and starts nothing.
+    const retried = await second.callOutgoing('POST', '/send-money', sendMoneyBody({ homeTransactionId: terms['homeTransactionId'] }));
+    expect(retried).toEqual({ status: 200, body: { ...terms, state: 'COMPLETED' } });
     expect(fakeSwitch.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
