@@ -215,17 +215,26 @@ export class OutgoingPayments {
     const promptOutForMs = this.#promptMayBeOutForMs(payment);
     if (promptOutForMs > 0) {
       payment = await this.#awaitLeaving('COLLECTING', payment, Math.min(promptOutForMs, this.deps.settings.parallelRetryWaitMs ?? 0));
-      // Still out (or its replica stopped, which the recovery worker settles once the bound passes).
-      if (payment.state === 'COLLECTING' && payment.attempts === 0 && payment.nextAttemptAt === null) return this.#answerAccepted({ payment });
+      // Still out, or still another's to take on (a replica that stopped is settled by the
+      // recovery worker once the bound passes).
+      if (payment.state === 'COLLECTING') return this.#answerAccepted({ payment });
     }
     return this.#answerAccepted(await this.#driveAccepted(payment, { repeat: true }));
   }
 
-  /** How much longer a COLLECTING payment's prompt, sent and not yet answered, may be on its way; 0 when none can be. */
+  /**
+   * How much longer a COLLECTING payment's prompt may be on its way, or its next step belongs to
+   * someone else; 0 when a prompt may be sent now. The first prompt is out for
+   * collectTakesUpToMs from the move to COLLECTING; a prompt sent again, or a failed one's retry,
+   * until the payment's next attempt. (A recovery worker that holds the payment without a prompt
+   * out yet is kept out by OutgoingSettlement.collect: a repeat takes the payment first.)
+   */
   #promptMayBeOutForMs(payment: Payment): number {
-    if (payment.state !== 'COLLECTING' || payment.attempts !== 0 || payment.nextAttemptAt !== null) return 0;
-    const boundMs = this.deps.coreBanking.capabilities.collectTakesUpToMs ?? 0;
-    return Math.max(0, Date.parse(payment.updatedAt) + boundMs - this.deps.clock.now().getTime());
+    if (payment.state !== 'COLLECTING') return 0;
+    const now = this.deps.clock.now().getTime();
+    const first = payment.nextAttemptAt === null && payment.attempts === 0 ? Date.parse(payment.updatedAt) + (this.deps.coreBanking.capabilities.collectTakesUpToMs ?? 0) : 0;
+    const scheduled = payment.nextAttemptAt === null ? 0 : Date.parse(payment.nextAttemptAt);
+    return Math.max(0, first - now, scheduled - now);
   }
 
   /**

@@ -149,6 +149,6 @@ export class OutgoingRecovery {
       const error = new ConnectorError('QuoteExpired', `the quote expired at ${payment.quoteExpiration ?? 'unknown'} before the debit; nothing was debited`);
       return this.settlement.abort(payment, ['COLLECTING'], error, { acceptQuote: false });
     }
-    return (await this.settlement.collect(payment, { repeat: true })).payment;
+    return (await this.settlement.collect(payment, { repeat: true, held: true })).payment;
   }
 }

@@ -167,10 +167,23 @@ export class OutgoingSettlement {
    * since the earlier prompt may still be live (its call still on its way, or answered after its
    * timeout), so the institution's status of the reference decides instead.
    */
-  async collect(payment: Payment, options: { readonly repeat?: boolean } = {}): Promise<{ payment: Payment; status?: InstitutionTransactionStatus }> {
+  async collect(payment: Payment, options: { readonly repeat?: boolean; readonly held?: boolean } = {}): Promise<{ payment: Payment; status?: InstitutionTransactionStatus }> {
     assert(payment.state === 'COLLECTING', `collect from ${payment.state}`);
     const transferId = transferIdOf(payment);
     assert(payment.debitAmount !== null, `collect for ${payment.homeTransactionId} without a debit amount`);
+    if (options.repeat === true) {
+      // A prompt sent again is out for as long as the first: nobody else (the recovery worker, a
+      // retried accept on another replica) prompts before then (see OutgoingPayments#accept). A
+      // recovery worker holds the payment already; any other caller takes it first, and leaves
+      // the prompt to whoever holds it.
+      const now = this.clock.now();
+      const outUntil = new Date(now.getTime() + (this.coreBanking.capabilities.collectTakesUpToMs ?? 0)).toISOString();
+      const taken =
+        options.held === true
+          ? await this.store.recordAttempt(payment.homeTransactionId, 'COLLECTING', { nextAttemptAt: outUntil })
+          : await this.store.holdPrompt(payment.homeTransactionId, outUntil, now.toISOString());
+      if (!taken) return { payment: await this.reread(payment.homeTransactionId) };
+    }
     let result;
     try {
       result = await this.coreBanking.collect({

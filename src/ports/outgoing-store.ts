@@ -124,6 +124,12 @@ export interface OutgoingStore {
    * Answers whether it did.
    */
   recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean>;
+  /**
+   * Takes a COLLECTING payment's next prompt until `until` (its next attempt and its lease), unless
+   * another worker holds it at `now`: whoever takes it is the only one to prompt before then.
+   * Answers whether it did.
+   */
+  holdPrompt(homeTransactionId: string, until: string, now: string): Promise<boolean>;
   /** Claims due payments in `states`, leasing them so that no other worker takes them meanwhile. */
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]>;
   /** Payments flagged as needing manual action, oldest first. */

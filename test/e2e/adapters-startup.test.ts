@@ -33,10 +33,10 @@ const REQUIRED: Readonly<Record<AdapterName, readonly string[]>> = {
 };
 
 const CAPABILITIES: Readonly<Record<AdapterName, unknown>> = {
-  // The documented settings' default timeouts: a collect may take REST 3 + 10 s, Airtel 4 x (5 + 30 s).
+  // The documented settings' default timeouts: a collect may take REST 3 + 10 s, Airtel 8 x (5 + 30 s).
   rest: { outgoingFlow: 'bank', nativeHolds: true, collectTakesUpToMs: 13_000 },
   fineract: { outgoingFlow: 'bank', nativeHolds: true },
-  airtel: { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 140_000 },
+  airtel: { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 280_000 },
   minibank: { outgoingFlow: 'bank', nativeHolds: false },
 };
 

@@ -205,7 +205,14 @@ describe('outgoing payments, mobile-operator flow', () => {
       status: 202,
       body: { homeTransactionId: body['homeTransactionId'], transferId, state: 'COLLECTING', collection: { status: 'unknown' } },
     });
-    // The channel retries the accept: the second prompt is declined, the first is still pending.
+    // A retry before the failed prompt's next attempt is due prompts nobody: the first may be live.
+    expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 202,
+      body: { homeTransactionId: body['homeTransactionId'], transferId, state: 'COLLECTING', collection: { status: 'unknown' } },
+    });
+    expect(collects).toBe(1);
+    // Once it is due, the channel's retry prompts again: declined, the first is still pending.
+    h.clock.advance(2_000);
     expect(await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
       status: 202,
       body: { homeTransactionId: body['homeTransactionId'], transferId, state: 'AWAITING_DEBIT', collection: { status: 'pending' } },

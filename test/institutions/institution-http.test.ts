@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { expectConnectorError } from './core-banking-contract.js';
@@ -48,5 +50,27 @@ describe('InstitutionHttp.send', () => {
     await expect(sending).rejects.toThrow(TypeError);
     await expect(sending).rejects.not.toBeInstanceOf(ConnectorError);
     expect(server.requests).toEqual([]);
+  });
+
+  it('gives a call at most its connect time plus its answer time in all, however its answer trickles in', async () => {
+    // Headers at once, then a byte every 100 ms for 2 s: each gap is within the 300 ms answer time.
+    const server: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      let left = 20;
+      const timer = setInterval(() => {
+        left -= 1;
+        response.write(' ');
+        if (left === 0) {
+          clearInterval(timer);
+          response.end('{}');
+        }
+      }, 100);
+      response.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const http = new InstitutionHttp({ institution: 'bank', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 300, connectTimeoutMs: 200 });
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => http.close());
+    expect(http.callDeadlineMs).toBe(500);
+    await expectConnectorError(http.send({ operation: 'collect', method: 'POST', path: '/x', json: {} }), 'InstitutionTimeout', /^Institution timed out: bank collect: no whole answer within the call's deadline; outcome unknown$/);
   });
 });

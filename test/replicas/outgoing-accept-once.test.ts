@@ -119,6 +119,61 @@ describe('a payment prompt still on its way is not sent again by another replica
   });
 });
 
+describe('a prompt sent again is out as long as the first: nobody prompts a third time', () => {
+  it("a retried accept on a third replica while the recovery worker's repeat prompt is out waits for it (found by review)", async () => {
+    let open = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let collects = 0;
+    let secondSent = (): void => undefined;
+    const second = new Promise<void>((resolve) => {
+      secondSent = resolve;
+    });
+    const wrap = (inner: CoreBanking): CoreBanking => ({
+      ...interceptCoreBanking(inner, async <T>(name: CoreBankingOperation, call: () => Promise<T>): Promise<T> => {
+        if (name !== 'collect') return call();
+        collects += 1;
+        if (collects === 2) secondSent();
+        // Prompts 1 and 2 stay on their way.
+        if (collects <= 2) await gate;
+        return call();
+      }),
+      capabilities: { ...inner.capabilities, collectTakesUpToMs: 30_000 },
+    });
+    const clock = new ManualClock();
+    const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
+    const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
+    const a = await startHarness({ fakeSwitch, clock, env, overrides: { wrapCoreBanking: wrap } });
+    const b = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { wrapCoreBanking: wrap } });
+    const c = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { wrapCoreBanking: wrap } });
+    cleanups.push(async () => {
+      open();
+      await c.stop();
+      await b.stop();
+      await a.close();
+      await fakeSwitch.close();
+    });
+    const transferId = String((await initiate(a, sendMoneyBody()))['transferId']);
+    // Replica a sends prompt 1, and is not heard of again.
+    const first = a.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    for (let waited = 0; collects === 0 && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.advance(36_000);
+    // Replica b's recovery worker takes it over: not found at the institution, prompt 2 (still out).
+    const recovered = b.app.outgoingRecovery.runOnce();
+    await second;
+    clock.advance(1_000);
+    // The channel retries its accept on replica c: prompt 2 is out, so it waits and prompts nobody.
+    setTimeout(() => open(), 300);
+    const retried = await c.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    expect(retried).toMatchObject({ status: 202, body: { state: 'AWAITING_DEBIT' } });
+    expect(collects).toBe(2);
+    await recovered;
+    expect((await first).status).toBe(202);
+    expect(collects).toBe(2);
+  });
+});
+
 describe('an outgoing payment is accepted at the switch once, whoever else comes in meanwhile', () => {
   it('bank flow: a retried accept on another replica while the first is at the switch sends no second accept and refunds nobody', async () => {
     const clock = new ManualClock();

@@ -38,10 +38,10 @@ describe('core-banking registry', () => {
   it('builds each HTTP adapter with its declared capabilities', () => {
     expect(['rest', 'fineract', 'airtel', 'minibank'].map((name) => [build(name).name, build(name).capabilities])).toEqual([
       // A collect may take (connect + answer timeout) per call: REST one call, 3 + 10 s by default;
-      // Airtel an enquiry and a push, each after a token, 4 x (5 + 30 s).
+      // Airtel an enquiry and a push, each after a token and again after a refreshed one, 8 x (5 + 30 s).
       ['rest', { outgoingFlow: 'bank', nativeHolds: true, collectTakesUpToMs: 13_000 }],
       ['fineract', { outgoingFlow: 'bank', nativeHolds: true }],
-      ['airtel', { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 140_000 }],
+      ['airtel', { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 280_000 }],
       ['minibank', { outgoingFlow: 'bank', nativeHolds: false }],
     ]);
   });

@@ -100,6 +100,19 @@ export class SqlOutgoingStore implements OutgoingStore {
     return PAYMENTS.recordAttemptReleasing(this.database, homeTransactionId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes));
   }
 
+  async holdPrompt(homeTransactionId: string, until: string, now: string): Promise<boolean> {
+    const held = await PAYMENTS.update(this.database, {
+      key: homeTransactionId,
+      event: 'attempt',
+      from: ['COLLECTING'],
+      set: { next_attempt_at: until, lease_until: until },
+      at: now,
+      errorCode: null,
+      leaseFreeAt: now,
+    });
+    return held !== undefined;
+  }
+
   async scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {
     return PAYMENTS.scheduleNow(this.database, homeTransactionId, state, now);
   }

@@ -199,7 +199,6 @@ export class FxStore {
     return row === undefined ? undefined : conversionOf(row);
   }
 
-  /** Inserts a conversion in RESERVING and answers it as stored; undefined when one exists under its id already. */
   /**
    * Inserts a conversion in RESERVING (an fxTransfer to reserve), or in RELEASING (the hub's abort
    * arrived before its fxTransfer: nothing to reserve, the exchange told to refuse a late hold);

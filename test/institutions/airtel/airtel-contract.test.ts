@@ -7,8 +7,8 @@ import { AIRTEL_FIXTURE_DEFAULTS, startAirtelFixture } from './airtel-fixture.js
 for (const rejectionsAs of [200, 400] as const) runCoreBankingContract({
   name: 'airtel',
   variant: `business rejections as HTTP ${rejectionsAs}`,
-  // A collect: an enquiry and a push, each after a token: 4 calls of (300 + 300) ms at most.
-  capabilities: { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 2400 },
+  // A collect: an enquiry and a push, each after a token and again after a refreshed one: 8 calls of (300 + 300) ms at most.
+  capabilities: { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 4800 },
   barredReportedAs: 'barred',
   wire: true,
   async setup(seed) {

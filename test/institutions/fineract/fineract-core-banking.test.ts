@@ -837,6 +837,21 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
     expect([fineract.balanceOf(PAYEE.idValue), fineract.floatBalance(), fineract.floatAvailable()]).toEqual(['62.34', '987.66', '987.66']);
   });
 
+  it('a refund whose float a hold emptied after the refund read it is refused whole as the float\'s outage, not a party\'s decline', async () => {
+    const { fineract, adapter } = await start({ timeoutMs: 3000 });
+    const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue };
+    // The refund's batch waits at Fineract while another reservation holds nearly all the float.
+    fineract.inject('slow-before', 'next-write', 1, 0, 300);
+    const refunding = adapter.refund(refund).then(() => 'refunded', (error: unknown) => (error instanceof ConnectorError ? `${error.errorName}: ${error.message}` : String(error)));
+    for (let waited = 0; !fineract.requests.some((request) => request.path.includes('/batches')); waited += 5) {
+      if (waited > 2000) throw new Error('the refund never sent its batch');
+      await sleep(5);
+    }
+    await adapter.reserve({ reference: 'OTHER-RESERVATION', amount: zmw('998'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
+    expect(await refunding).toBe('InstitutionUnavailable: Institution unavailable: fineract refund: deposit and withdraw as one transaction (withdraw float): the float cannot fund it now (HTTP 403); rolled back, retried later');
+    expect([fineract.balanceOf(PAYER.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['200', '1000', '2', '1261']);
+  });
+
   it('a commit to a blocked payee is refused each time, books nothing and spends no key (a batch stores no failure)', async () => {
     const { fineract, adapter } = await start();
     const request = { reference: REF, amount: zmw('1'), payeeAccountId: fineract.accountIdOf(BARRED.idValue) };

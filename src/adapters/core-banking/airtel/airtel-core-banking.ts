@@ -70,14 +70,15 @@ export class AirtelCoreBanking implements CoreBanking {
 
   constructor(options: AirtelOptions, deps: AirtelDeps) {
     this.#options = options;
-    // A collect is an enquiry and a push, each after a token (fetched, or refreshed once on a 401).
-    this.capabilities = { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 4 * (options.connectTimeoutMs + options.timeoutMs) };
     this.#http = new InstitutionHttp({
       institution: 'airtel',
       baseUrl: options.baseUrl,
       timeoutMs: options.timeoutMs,
       connectTimeoutMs: options.connectTimeoutMs,
     });
+    // A collect is an enquiry and a push, each a call that may fetch a token first and, on a 401,
+    // fetch another and go again (#call): at most 8 calls, each within its deadline.
+    this.capabilities = { outgoingFlow: 'mobile-operator', nativeHolds: false, collectTakesUpToMs: 8 * this.#http.callDeadlineMs };
     this.#tokens = new AirtelTokenCache(() => this.#fetchToken(), deps.clock);
   }
 

@@ -218,6 +218,10 @@ export class FineractCoreBanking implements CoreBanking {
         attempts[index] = attempt + 1;
         continue;
       }
+      // The float short (a hold placed since the refund read it): ours to fund, not a party's decline.
+      if (step?.role === 'float' && readError(failed.body).codes.some((code) => code.includes('insufficient'))) {
+        throw new ConnectorError('InstitutionUnavailable', `fineract ${what}: the float cannot fund it now (HTTP ${failed.statusCode}); rolled back, retried later`);
+      }
       const spent = failed.servedFromCache ? ` (replayed under each of the step's ${KEYS_PER_STEP} keys)` : '';
       if (failed.statusCode >= 500) throw new ConnectorError('InstitutionUnavailable', `fineract ${what}${spent}: HTTP ${failed.statusCode}, rolled back`);
       throw declineFor(`${what}${spent}`, failed.statusCode, failed.body, step?.role ?? 'float');

@@ -42,14 +42,14 @@ export class RestCoreBanking implements CoreBanking {
   readonly #callbackUrl: string | undefined;
 
   constructor(options: RestOptions) {
-    // A collect is one call.
-    this.capabilities = { outgoingFlow: options.outgoingFlow, nativeHolds: true, collectTakesUpToMs: options.connectTimeoutMs + options.timeoutMs };
     this.#http = new InstitutionHttp({
       institution: 'rest',
       baseUrl: options.baseUrl,
       timeoutMs: options.timeoutMs,
       connectTimeoutMs: options.connectTimeoutMs,
     });
+    // A collect is one call, within its deadline.
+    this.capabilities = { outgoingFlow: options.outgoingFlow, nativeHolds: true, collectTakesUpToMs: this.#http.callDeadlineMs };
     this.#callbackUrl = options.callbackUrl;
     this.#headers = options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` };
   }

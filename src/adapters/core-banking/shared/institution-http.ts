@@ -21,7 +21,12 @@ export interface InstitutionHttpOptions {
   /** Name used in error messages, e.g. "fineract". */
   readonly institution: string;
   readonly baseUrl: string;
-  /** Time allowed for the answer's headers, and again between body chunks. */
+  /**
+   * Time allowed for the answer's headers, and again between body chunks. A call as a whole,
+   * from the moment it is sent (a wait for a free connection included) to its last byte, gets at
+   * most the connect time plus this (callDeadlineMs), so an adapter can state how long its
+   * operations may run.
+   */
   readonly timeoutMs: number;
   /** Time allowed to open the connection; defaults to the smaller of timeoutMs and 5 s. */
   readonly connectTimeoutMs?: number;
@@ -72,7 +77,7 @@ export class InstitutionHttp {
     this.#options = options;
     this.#agent = new Agent({
       connections: options.connections ?? 32,
-      connectTimeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 5000),
+      connectTimeout: this.#connectTimeoutMs(),
       keepAliveTimeout: 10_000,
       maxResponseSize: options.maxResponseBytes ?? 1_048_576,
     });
@@ -80,6 +85,15 @@ export class InstitutionHttp {
 
   get institution(): string {
     return this.#options.institution;
+  }
+
+  /** The longest one call can take, whatever it waits for: the connect time plus the answer's. */
+  get callDeadlineMs(): number {
+    return this.#connectTimeoutMs() + this.#options.timeoutMs;
+  }
+
+  #connectTimeoutMs(): number {
+    return this.#options.connectTimeoutMs ?? Math.min(this.#options.timeoutMs, 5000);
   }
 
   /**
@@ -99,6 +113,7 @@ export class InstitutionHttp {
         dispatcher: this.#agent,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(this.callDeadlineMs),
         headers: {
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -178,6 +193,10 @@ function transportError(institution: string, operation: string, error: unknown):
   if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
     return new ConnectorError('InstitutionTimeout', `${where}: no answer in time; outcome unknown`, { cause: error });
   }
+  // The call's overall deadline passed (AbortSignal.timeout): it may have been sent and acted on.
+  if (isDeadline(error)) {
+    return new ConnectorError('InstitutionTimeout', `${where}: no whole answer within the call's deadline; outcome unknown`, { cause: error });
+  }
   // The request may have been read and acted on before the connection broke.
   if (error instanceof undiciErrors.SocketError || errorCode(error) === 'ECONNRESET') {
     return new ConnectorError('InstitutionTimeout', `${where}: connection lost before the answer; outcome unknown`, { cause: error });
@@ -188,6 +207,12 @@ function transportError(institution: string, operation: string, error: unknown):
   // Refused, unreachable, DNS failure or connect timeout: the request never reached the institution.
   const detail = `cannot connect (${errorCode(error) ?? 'error'})`;
   return new ConnectorError('InstitutionUnavailable', `${where}: ${detail}`, { cause: new InstitutionHealthError('unreachable', `${where}: ${detail}`, { cause: error }) });
+}
+
+function isDeadline(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'TimeoutError' || error instanceof undiciErrors.RequestAbortedError) return true;
+  return error.cause instanceof Error && error.cause.name === 'TimeoutError';
 }
 
 function errorCode(error: unknown): string | undefined {
