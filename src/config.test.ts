@@ -109,6 +109,7 @@ describe('loadConfig', () => {
     };
     expect(problemsOf('ftp://sdk:s3cret-pass@sdk.example:4001')).toEqual(['SDK_BASE_URL: is not an http(s) URL (scheme "ftp:"; the value is not shown)']);
     expect(problemsOf('https://sdk:s3cret-pass@sdk.example:4001/')).toEqual(['SDK_BASE_URL: must not carry credentials (user:password@ in "https://sdk.example:4001/")']);
+    expect(problemsOf('https://sdk:s3cret-pass@sdk.example:4001/?token=s3cret-too#s3cret')).toEqual(['SDK_BASE_URL: must not carry credentials (user:password@ in "https://sdk.example:4001/")']);
     expect(problemsOf('sdk:s3cret-pass@sdk.example 4001')).toEqual(['SDK_BASE_URL: is not an http(s) URL (scheme "sdk:"; the value is not shown)']);
     expect(problemsOf('http://[sdk:s3cret-pass')).toEqual(['SDK_BASE_URL: is not an http(s) URL (the value is not shown: it may carry a credential)']);
     expect(loadConfig({ SDK_BASE_URL: 'https://sdk.example:4001/' }).sdkBaseUrl).toBe('https://sdk.example:4001');

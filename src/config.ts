@@ -482,8 +482,8 @@ class Reader {
   }
 
   /**
-   * An http(s) URL without credentials. A refused http(s) value is shown with its user and
-   * password blanked; any other is not shown (its credentials could not be found to hide).
+   * An http(s) URL without credentials. A refused http(s) value is shown without its user,
+   * password, query and fragment; any other is not shown (its credentials could not be found to hide).
    */
   url(name: string, fallback: string): string {
     const text = this.string(name, fallback);
@@ -495,8 +495,11 @@ class Reader {
       return fallback;
     }
     const carriesCredentials = url.username !== '' || url.password !== '';
+    // Shown without user, password, query or fragment: any of them may hold a credential.
     url.username = '';
     url.password = '';
+    url.search = '';
+    url.hash = '';
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       // Only the scheme: past it, another scheme's text may hold a credential anywhere.
       this.problems.push(`${name}: is not an http(s) URL (scheme "${url.protocol}"; the value is not shown)`);
