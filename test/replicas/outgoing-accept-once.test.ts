@@ -35,10 +35,11 @@ async function untilSwitchGot(h: Harness, transferId: string): Promise<void> {
 
 /**
  * An institution whose collects (payment prompts) the test counts on every replica, and whose
- * first collect waits at the institution until the test lets it through; it declares how long a
- * collect may take, as an HTTP adapter does from its timeouts.
+ * first `held` collects wait at the institution until the test lets them through (`sent` once the
+ * last of them is out); it declares how long a collect may take, as an HTTP adapter does from its
+ * timeouts.
  */
-function promptsHeldOnce(collectTakesUpToMs: number): { wrap: (inner: CoreBanking) => CoreBanking; sent: Promise<void>; letThrough: () => void; readonly collects: number } {
+function promptsHeld(collectTakesUpToMs: number, held = 1): { wrap: (inner: CoreBanking) => CoreBanking; sent: Promise<void>; letThrough: () => void; readonly collects: number } {
   let letThrough = (): void => undefined;
   const gate = new Promise<void>((resolve) => {
     letThrough = resolve;
@@ -52,10 +53,8 @@ function promptsHeldOnce(collectTakesUpToMs: number): { wrap: (inner: CoreBankin
     ...interceptCoreBanking(inner, async <T>(name: CoreBankingOperation, call: () => Promise<T>): Promise<T> => {
       if (name !== 'collect') return call();
       collects += 1;
-      if (collects === 1) {
-        signalSent();
-        await gate;
-      }
+      if (collects === held) signalSent();
+      if (collects <= held) await gate;
       return call();
     }),
     capabilities: { ...inner.capabilities, collectTakesUpToMs },
@@ -71,7 +70,7 @@ function promptsHeldOnce(collectTakesUpToMs: number): { wrap: (inner: CoreBankin
 }
 
 describe('a payment prompt still on its way is not sent again by another replica', () => {
-  async function twoReplicas(prompts: ReturnType<typeof promptsHeldOnce>): Promise<{ first: Harness; second: Harness; transferId: string }> {
+  async function twoReplicas(prompts: ReturnType<typeof promptsHeld>): Promise<{ first: Harness; second: Harness; transferId: string }> {
     const clock = new ManualClock();
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
@@ -88,7 +87,7 @@ describe('a payment prompt still on its way is not sent again by another replica
   }
 
   it("the other replica's recovery worker leaves a COLLECTING payment alone while its prompt may be out (collectTakesUpToMs), then takes it over", async () => {
-    const prompts = promptsHeldOnce(30_000);
+    const prompts = promptsHeld(30_000);
     const { first, second, transferId } = await twoReplicas(prompts);
     const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     await prompts.sent;
@@ -107,7 +106,7 @@ describe('a payment prompt still on its way is not sent again by another replica
   });
 
   it('a retried accept on the other replica waits for the prompt under way instead of prompting again', async () => {
-    const prompts = promptsHeldOnce(30_000);
+    const prompts = promptsHeld(30_000);
     const { first, second, transferId } = await twoReplicas(prompts);
     const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     await prompts.sent;
@@ -121,26 +120,10 @@ describe('a payment prompt still on its way is not sent again by another replica
 
 describe('a prompt sent again is out as long as the first: nobody prompts a third time', () => {
   it("a retried accept on a third replica while the recovery worker's repeat prompt is out waits for it (found by review)", async () => {
-    let open = (): void => undefined;
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    let collects = 0;
-    let secondSent = (): void => undefined;
-    const second = new Promise<void>((resolve) => {
-      secondSent = resolve;
-    });
-    const wrap = (inner: CoreBanking): CoreBanking => ({
-      ...interceptCoreBanking(inner, async <T>(name: CoreBankingOperation, call: () => Promise<T>): Promise<T> => {
-        if (name !== 'collect') return call();
-        collects += 1;
-        if (collects === 2) secondSent();
-        // Prompts 1 and 2 stay on their way.
-        if (collects <= 2) await gate;
-        return call();
-      }),
-      capabilities: { ...inner.capabilities, collectTakesUpToMs: 30_000 },
-    });
+    // Prompts 1 and 2 stay on their way.
+    const prompts = promptsHeld(30_000, 2);
+    const { wrap } = prompts;
+    const open = prompts.letThrough;
     const clock = new ManualClock();
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
@@ -157,20 +140,20 @@ describe('a prompt sent again is out as long as the first: nobody prompts a thir
     const transferId = String((await initiate(a, sendMoneyBody()))['transferId']);
     // Replica a sends prompt 1, and is not heard of again.
     const first = a.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
-    for (let waited = 0; collects === 0 && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let waited = 0; prompts.collects === 0 && waited < 2000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
     clock.advance(36_000);
     // Replica b's recovery worker takes it over: not found at the institution, prompt 2 (still out).
     const recovered = b.app.outgoingRecovery.runOnce();
-    await second;
+    await prompts.sent;
     clock.advance(1_000);
     // The channel retries its accept on replica c: prompt 2 is out, so it waits and prompts nobody.
     setTimeout(() => open(), 300);
     const retried = await c.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     expect(retried).toMatchObject({ status: 202, body: { state: 'AWAITING_DEBIT' } });
-    expect(collects).toBe(2);
+    expect(prompts.collects).toBe(2);
     await recovered;
     expect((await first).status).toBe(202);
-    expect(collects).toBe(2);
+    expect(prompts.collects).toBe(2);
   });
 });
 

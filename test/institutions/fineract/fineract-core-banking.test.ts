@@ -80,6 +80,14 @@ function commitBatch(attempts: { readonly deposit?: number; readonly release?: n
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Waits (2 s at most) until Fineract has received a request whose path matches. */
+async function untilRequest(fineract: FineractFixture, path: RegExp, never: string): Promise<void> {
+  for (let waited = 0; !fineract.requests.some((request) => path.test(request.path)); waited += 5) {
+    if (waited > 2000) throw new Error(never);
+    await sleep(5);
+  }
+}
+
 describe('FineractCoreBanking: every write carries an idempotency key from the reference and the step', () => {
   it('the keys are stable, distinct per step, and 43 characters whatever the reference', () => {
     expect(idempotencyKey(REF, 'hold')).toBe(idempotencyKey(REF, 'hold'));
@@ -749,10 +757,7 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
     // after the release, time for another reservation to hold what the release freed.
     fineract.inject('slow-before', 'next-write', 1, 3, 150);
     const committing = adapter.commit(commit).then(() => 'committed', (error: unknown) => (error instanceof Error ? error.message : String(error)));
-    for (let waited = 0; !fineract.requests.some((request) => /command=releaseAmount|\/batches/.test(request.path)); waited += 5) {
-      if (waited > 2000) throw new Error('the commit never released the hold');
-      await sleep(5);
-    }
+    await untilRequest(fineract, /command=releaseAmount|\/batches/, 'the commit never released the hold');
     const other = await adapter.reserve({ reference: 'OTHER-RESERVATION', amount: zmw('995'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) }).then(
       () => 'held',
       (error: unknown) => (error instanceof ConnectorError ? error.errorName : String(error)),
@@ -802,10 +807,7 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
     // which read the hold unreleased too) books the commit.
     fineract.inject('slow-before', 'next-write', 1, 1, 400);
     const committing = adapter.commit(commitRequest(fineract)).then(() => 'committed', (error: unknown) => (error instanceof Error ? error.message : String(error)));
-    for (let waited = 0; !fineract.requests.some((request) => request.path.includes('/batches')); waited += 5) {
-      if (waited > 2000) throw new Error('the commit never sent its batch');
-      await sleep(5);
-    }
+    await untilRequest(fineract, /\/batches/, 'the commit never sent its batch');
     const sent = fineract.requests.find((request) => request.path.includes('/batches'));
     const twin = await request(`${fineract.url}/batches?enclosingTransaction=true`, {
       method: 'POST',
@@ -843,10 +845,7 @@ describe('FineractCoreBanking: a step whose run Fineract rolled back is sent aga
     // The refund's batch waits at Fineract while another reservation holds nearly all the float.
     fineract.inject('slow-before', 'next-write', 1, 0, 300);
     const refunding = adapter.refund(refund).then(() => 'refunded', (error: unknown) => (error instanceof ConnectorError ? `${error.errorName}: ${error.message}` : String(error)));
-    for (let waited = 0; !fineract.requests.some((request) => request.path.includes('/batches')); waited += 5) {
-      if (waited > 2000) throw new Error('the refund never sent its batch');
-      await sleep(5);
-    }
+    await untilRequest(fineract, /\/batches/, 'the refund never sent its batch');
     await adapter.reserve({ reference: 'OTHER-RESERVATION', amount: zmw('998'), payeeAccountId: fineract.accountIdOf(PAYEE.idValue) });
     expect(await refunding).toBe('InstitutionUnavailable: Institution unavailable: fineract refund: deposit and withdraw as one transaction (withdraw float): the float cannot fund it now (HTTP 403); rolled back, retried later');
     expect([fineract.balanceOf(PAYER.idValue), fineract.floatBalance(), fineract.floatAvailable(), fineract.total()]).toEqual(['200', '1000', '2', '1261']);

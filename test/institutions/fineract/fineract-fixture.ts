@@ -444,7 +444,7 @@ class FineractInstitution {
     const batchFailure = this.#batchFailures.shift();
     if (batchFailure === 'duplicate-key') {
       const first = body[0];
-      const headers = isRecord(first) && Array.isArray(first['headers']) ? first['headers'].filter(isRecord).map((header) => ({ name: String(header['name']), value: String(header['value']) })) : [];
+      const headers = isRecord(first) ? batchHeaders(first) : [];
       const refusal = fail(403, 'error.msg.data.integrity.issue', "The request caused a data integrity issue to be fired by the database: Duplicate entry for key 'UNIQUE_PORTFOLIO_COMMAND_SOURCE'");
       return { status: 200, body: [{ requestId: isRecord(first) ? first['requestId'] : null, statusCode: new JsonNumber('403'), headers, body: stringifyDecimalJson(refusal.body) }] };
     }
@@ -477,7 +477,7 @@ class FineractInstitution {
     if (!isRecord(item) || typeof item['relativeUrl'] !== 'string' || item['method'] !== 'POST' || typeof item['body'] !== 'string' || item['reference'] !== undefined) {
       return { reply: fail(501, 'error.msg.fixture.not.imitated', 'the fixture imitates POST savings transaction commands without parent references only'), headers: [] };
     }
-    const headers = Array.isArray(item['headers']) ? item['headers'].filter(isRecord).map((header) => ({ name: String(header['name']), value: String(header['value']) })) : [];
+    const headers = batchHeaders(item);
     const match = /^(?:v1\/)?savingsaccounts\/(\d+)\/transactions(?:\/(\d+))?(?:\?command=(\w+))?$/.exec(item['relativeUrl']);
     if (match === null) {
       return { reply: { status: 501, body: `Resource with method POST and relativeUrl ${item['relativeUrl']} doesn't exist` }, headers };
@@ -720,6 +720,12 @@ function transactionType(typeId: string): unknown {
     [FINERACT_TRANSACTION_TYPE.amountRelease]: 'savingsAccountTransactionType.release',
   };
   return { id: new JsonNumber(typeId), code: codes[typeId] ?? 'savingsAccountTransactionType.invalid', value: codes[typeId] ?? '' };
+}
+
+/** A batch request's headers (BatchRequest.headers: [{name, value}]). */
+function batchHeaders(item: Record<string, unknown>): Array<{ name: string; value: string }> {
+  const headers = item['headers'];
+  return Array.isArray(headers) ? headers.filter(isRecord).map((header) => ({ name: String(header['name']), value: String(header['value']) })) : [];
 }
 
 /** The key of a command in Fineract's idempotency store: action + entity + the Idempotency-Key header. */

@@ -155,7 +155,7 @@ export class FineractCoreBanking implements CoreBanking {
    * before the withdrawal, leaving the payee credited and the float not debited.
    */
   async #commitTogether(reference: string, payeeId: string, holdId: string, amount: string): Promise<void> {
-    const money = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
+    const money = this.#moneyBody(amount, reference);
     const float = this.#options.floatAccountId;
     await this.#together('commit: deposit, release and withdraw as one transaction', reference, [
       { name: 'deposit', role: 'payee', savingsId: payeeId, suffix: '?command=deposit', body: money, step: 'deposit-payee' },
@@ -264,7 +264,7 @@ export class FineractCoreBanking implements CoreBanking {
     }
     // The deposit and the withdrawal as one transaction: a hold placed after the check above
     // refuses both, never the withdrawal alone.
-    const money = moneyCommand(amount, request.reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${request.reference}`);
+    const money = this.#moneyBody(amount, request.reference);
     await this.#together('refund: deposit and withdraw as one transaction', request.reference, [
       { name: 'deposit', role: 'payer', savingsId: payer.id, suffix: '?command=deposit', body: money, step: 'deposit-payer' },
       { name: 'withdraw float', role: 'float', savingsId: this.#options.floatAccountId, suffix: '?command=withdrawal', body: money, step: 'withdraw-float' },
@@ -430,14 +430,7 @@ export class FineractCoreBanking implements CoreBanking {
    * failure from the store. A replayed success, or anything else, is not a stored failure.
    */
   async #storedAsFailed(operation: string, step: BatchStep, reference: string, attempt: number): Promise<boolean> {
-    const answer = await this.#http.send({
-      operation,
-      method: 'POST',
-      path: `/savingsaccounts/${encodeURIComponent(step.savingsId)}/transactions${step.suffix}`,
-      json: step.body,
-      headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step.step, attempt) },
-      serverErrorAnsweredWhen: SERVED_FROM_CACHE,
-    });
+    const answer = await this.#post(operation, step.savingsId, step.suffix, step.body, idempotencyKey(reference, step.step, attempt));
     return answer.status >= 400 && answer.status !== 425 && answer.headers[SERVED_FROM_CACHE] === 'true';
   }
 
@@ -468,7 +461,7 @@ export class FineractCoreBanking implements CoreBanking {
   }
 
   async #moneyCommand(operation: string, savingsId: string, command: 'deposit' | 'withdrawal', amount: string, reference: string, role: FineractRole): Promise<void> {
-    const body = moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
+    const body = this.#moneyBody(amount, reference);
     // The float's withdrawal, refused for a short float (another hold took the amount the commit
     // released), waits for the float to cover it before spending another of the step's keys.
     const coveredNow = role === 'float' && command === 'withdrawal' ? () => this.#floatCovers(`${operation}: read float`, amount) : undefined;
@@ -507,14 +500,7 @@ export class FineractCoreBanking implements CoreBanking {
     options: { readonly notOnHold?: true; readonly coveredNow?: () => Promise<boolean> } = {},
   ): Promise<string | typeof NOT_ON_HOLD> {
     for (let attempt = 0; ; attempt += 1) {
-      const answer = await this.#http.send({
-        operation,
-        method: 'POST',
-        path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
-        json: body,
-        headers: { ...this.#headers, 'idempotency-key': idempotencyKey(reference, step, attempt) },
-        serverErrorAnsweredWhen: SERVED_FROM_CACHE,
-      });
+      const answer = await this.#post(operation, savingsId, suffix, body, idempotencyKey(reference, step, attempt));
       if (stillRunning(answer)) {
         throw new ConnectorError('InstitutionTimeout', `fineract ${operation}: an earlier attempt is still running at Fineract (HTTP ${answer.status}); outcome unknown`);
       }
@@ -534,6 +520,23 @@ export class FineractCoreBanking implements CoreBanking {
       if (answer.status >= 400) throw declineFor(`${operation}${spent}`, answer.status, answer.body, role);
       return parse2xx(this.#http, answer, (result) => readCommandResult(result, savingsId)).resourceId;
     }
+  }
+
+  /** One savings transaction command under `key`; a 5xx replayed from Fineract's store is answered, not thrown. */
+  #post(operation: string, savingsId: string, suffix: string, body: unknown, key: string): Promise<InstitutionAnswer> {
+    return this.#http.send({
+      operation,
+      method: 'POST',
+      path: `/savingsaccounts/${encodeURIComponent(savingsId)}/transactions${suffix}`,
+      json: body,
+      headers: { ...this.#headers, 'idempotency-key': key },
+      serverErrorAnsweredWhen: SERVED_FROM_CACHE,
+    });
+  }
+
+  /** A deposit's or withdrawal's body: our reference as the receipt number and in the note, under FINERACT_PAYMENT_TYPE_ID. */
+  #moneyBody(amount: string, reference: string): ReturnType<typeof moneyCommand> {
+    return moneyCommand(amount, reference, this.#today(), new JsonNumber(this.#options.paymentTypeId), `Mojaloop ${reference}`);
   }
 
   #send(call: InstitutionRequest): Promise<InstitutionAnswer> {
