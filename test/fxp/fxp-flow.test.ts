@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { fxQuoteBody, fxTransferBody, startFxpHarness, type FxpHarness } from './support/fxp-harness.js';
@@ -196,6 +199,40 @@ describe('FX provider mode: abort and doubtful words', () => {
     expect((await balances(fx))['liquidity-mwk']).toBe('50000000');
     expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'ABORTED', needsAttention: false, targetAmount: '6425.16' });
     expect(await fx.app.exchange.status(id)).toBe('released');
+  });
+});
+
+describe('FX provider mode: the sandbox exchange file', () => {
+  it('a currency added to FX_SANDBOX_FILE after the first start is opened at the next: its conversion commits; a currency already open keeps its balances', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cc-fxp-file-'));
+    try {
+      if (storeKind === 'postgres') database = await createTestDatabase();
+      const file = join(dataDir, 'exchange.json');
+      const pair = (source: string, target: string) => ({ source, target, rate: '2', charge: { currency: target, fixed: '0', percent: '0' }, limits: { min: '1', max: '100000' } });
+      const env = { FX_SANDBOX_FILE: file, ...(database === undefined ? {} : { DATABASE_URL: database.url }) };
+      writeFileSync(file, JSON.stringify({ liquidity: { ZMW: '1000', MWK: '100000' }, pairs: [pair('ZMW', 'MWK')] }));
+      const first = await startFxpHarness({ dataDir, env });
+      expect(await balances(first)).toEqual({ 'liquidity-mwk': '100000', 'liquidity-zmw': '1000' });
+      await first.close();
+      // USD and a USD -> MWK pair added; ZMW's liquidity changed in the file, which opens nothing.
+      writeFileSync(file, JSON.stringify({ liquidity: { ZMW: '5000', MWK: '100000', USD: '5000' }, pairs: [pair('ZMW', 'MWK'), pair('USD', 'MWK')] }));
+      const fx = await startFxpHarness({ dataDir, env });
+      h = fx;
+      expect(await balances(fx)).toEqual({ 'liquidity-mwk': '100000', 'liquidity-usd': '5000', 'liquidity-zmw': '1000' });
+      const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'USD', target: 'MWK', amount: '10' }));
+      expect((quoted.body as { conversionTerms: { targetAmount: unknown } }).conversionTerms.targetAmount).toEqual({ currency: 'MWK', amount: '20' });
+      const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+      const id = String(transfer['commitRequestId']);
+      expect(await fx.call('POST', '/fxTransfers', transfer)).toEqual({ status: 200, body: { conversionState: 'RESERVED', homeTransactionId: id } });
+      expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED', completedTimestamp: '2026-11-23T10:00:01.000Z' })).toEqual({ status: 200, body: {} });
+      expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', needsAttention: false, lastError: null });
+      expect(await balances(fx)).toEqual({ 'clearing-mwk': '20', 'clearing-usd': '-10', 'liquidity-mwk': '99980', 'liquidity-usd': '5010', 'liquidity-zmw': '1000' });
+      expect(await fx.app.ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await h?.close();
+      h = undefined;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
