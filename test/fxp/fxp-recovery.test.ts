@@ -124,6 +124,24 @@ describe('FX conversions under exchange faults', () => {
     expect(await figures(fx)).toEqual(COMMITTED);
   });
 
+  it('a doubtful word after a contradiction leaves the contradiction flagged, and it outlives the commit', async () => {
+    const { fx, faults } = await start();
+    const { id, transfer } = await quoteAndTransfer(fx);
+    await fx.call('POST', '/fxTransfers', transfer);
+    faults.fail('commit', 'before');
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED' })).status).toBe(409);
+    const flag = { needsAttention: true, lastError: 'the switch reported ABORTED, but the conversion is COMMITTING: reconcile by hand' };
+    for (const body of [{ conversionState: 'RESERVED' }, { conversionState: 'aborted' }]) {
+      expect((await fx.call('PUT', `/fxTransfers/${id}`, body)).body).toMatchObject({ statusCode: '3100' });
+      expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', ...flag });
+    }
+    fx.clock.advance(10_000);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', ...flag });
+    expect(await figures(fx)).toEqual(COMMITTED);
+  });
+
   it('a release refused twice is retried with backoff and ends released once', async () => {
     const { fx, faults } = await start();
     const { id, transfer } = await quoteAndTransfer(fx);

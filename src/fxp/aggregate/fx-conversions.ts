@@ -238,7 +238,9 @@ export class FxConversions {
       if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
       if (word.kind === 'doubtful') {
         this.deps.logger.error({ commitRequestId: id, state: conversion.state, why: word.why }, 'conversion notification not applied');
-        await this.deps.store.note(id, conversion.state, { needsAttention: true, lastError: `notification not applied: ${word.why}` });
+        // A contradiction flagged before stays the last error (decided in the same statement): a
+        // finished step keeps only a contradiction's flag, and the doubtful word's would be cleared.
+        await this.deps.store.note(id, conversion.state, { needsAttention: true, lastError: `notification not applied: ${word.why}`, keepContradiction: true });
         throw new ConnectorError('DoubtfulNotification', word.why);
       }
       if (word.kind === 'commit') return this.#commit(conversion);
