@@ -288,6 +288,30 @@ describe('FX provider mode: refusals, each a distinct 4xx', () => {
     expect((await fx.call('POST', '/fxTransfers', fxTransferBody(late.body as Record<string, unknown>))).body).toEqual({ statusCode: '3302', message: 'Quote expired: the conversion quote expired at 2026-11-23T10:01:00.000Z' });
   });
 
+  it('an expiration outside the years 0001-9999 in UTC is 400 3100, for a quote and an fxTransfer, and nothing is stored', async () => {
+    const fx = await start();
+    // The switch's DateTime pattern lets this through; in UTC it is in the year 10000.
+    const far = '9999-12-31T23:59:59.999-19:59';
+    const quote = fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100', expiration: far });
+    expect(await fx.call('POST', '/fxQuotes', quote)).toEqual({
+      status: 400,
+      body: { statusCode: '3100', message: `Generic validation error: conversionTerms.expiration ${far} is outside the years 0001 to 9999 in UTC` },
+    });
+    expect(await fx.app.store.findQuoteByRequest(String(quote['conversionRequestId']))).toBeUndefined();
+    const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    const id = String(transfer['commitRequestId']);
+    expect(await fx.call('POST', '/fxTransfers', { ...transfer, expiration: far })).toEqual({
+      status: 400,
+      body: { statusCode: '3100', message: `Generic validation error: expiration ${far} is outside the years 0001 to 9999 in UTC` },
+    });
+    expect(await fx.app.store.findConversion(id)).toBeUndefined();
+    expect((await balances(fx))['liquidity-mwk']).toBe('50000000');
+    // The last millisecond of 9999 in UTC is taken, and stored as it sorts.
+    expect(await fx.call('POST', '/fxTransfers', { ...transfer, expiration: '9999-12-31T23:59:59.999Z' })).toEqual({ status: 200, body: { conversionState: 'RESERVED', homeTransactionId: id } });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'RESERVED', expiration: '9999-12-31T23:59:59.999Z' });
+  });
+
   it('a reservation beyond the liquidity is 5001 and is answered the same on a retry', async () => {
     const fx = await start();
     await fx.app.ledger.reserve('drain', { amount: '49999999', currency: 'MWK' });

@@ -6,6 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { KeyedSerializer } from '../../shared/keyed-serializer.js';
 import { ConversionTooLarge, ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
+import { readCallerInstant } from '../domain/fx-instant.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
 import type { ConversionRecord, ConversionState, FxQuoteRecord, FxStore } from '../store/fx-store.js';
@@ -97,7 +98,7 @@ export class FxConversions {
   #price(body: FxQuoteRequest, hash: string): { readonly answer: unknown; readonly record: FxQuoteRecord } {
     const terms = body.conversionTerms;
     const now = this.deps.clock.now();
-    const requestExpiry = terms.expiration === undefined ? undefined : Date.parse(terms.expiration);
+    const requestExpiry = terms.expiration === undefined ? undefined : readCallerInstant(terms.expiration, 'conversionTerms.expiration');
     if (requestExpiry !== undefined && requestExpiry <= now.getTime()) throw new ConnectorError('QuoteExpired', 'the request expired before it was quoted');
     const pricing = this.deps.rates.pricing(terms.sourceAmount.currency, terms.targetAmount.currency);
     const conversion = convertOrRefuse(terms, pricing);
@@ -156,9 +157,7 @@ export class FxConversions {
       // is later than the quote's. An fxTransfer already expired is refused, reserving nothing.
       let expiration = quote.expiration;
       if (body.expiration !== undefined) {
-        const given: unknown = body.expiration;
-        const requested = typeof given === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(given) ? Date.parse(given) : Number.NaN;
-        if (Number.isNaN(requested)) throw new ConnectorError('ValidationFailed', 'expiration is not a date and time (ISO 8601)');
+        const requested = readCallerInstant(body.expiration, 'expiration');
         if (requested <= now.getTime()) throw new ConnectorError('TransferExpired', `the fxTransfer expired at ${new Date(requested).toISOString()}`);
         expiration = new Date(Math.max(requested, Date.parse(quote.expiration))).toISOString();
       }
