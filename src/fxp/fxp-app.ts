@@ -118,7 +118,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     ...(tls === undefined ? {} : { tls }),
   });
 
-  const operatorActions = new FxOperatorActions({ store, conversions, logger });
+  const operatorActions = new FxOperatorActions({ store, conversions, clock, logger });
   const operationsTls = config.operations.listen.tls === undefined ? undefined : await readTlsMaterial(config.operations.listen.tls, 'OPERATIONS');
   const operationsServer = buildFxpOperationsServer({ store, audit: new AuditTrail(database), actions: operatorActions }, health, {
     logger,
