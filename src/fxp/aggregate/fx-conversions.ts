@@ -207,7 +207,12 @@ export class FxConversions {
       await this.deps.exchange.reserve(id, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
     } catch (error) {
       if (isDecline(error)) {
-        await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
+        const failed = await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
+        // An earlier attempt's outcome was never known (a timeout, a 5xx): it may have held the
+        // target before this one was declined (an exchange that refuses a repeated reference,
+        // say), and nothing else would ever give that hold back. Released by the reference, which
+        // releases nothing where nothing is held, as for incoming transfers (inbound-settlement.ts).
+        if (failed !== undefined && conversion.attempts > 0) await this.#releaseAfterDecline(failed);
         throw error;
       }
       await this.#recordFailure(conversion, error);
@@ -219,6 +224,19 @@ export class FxConversions {
       if (now?.state !== 'RESERVED' && now?.state !== 'COMMITTING' && now?.state !== 'COMMITTED') throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${now?.state ?? 'gone'}`);
     }
     this.deps.logger.info({ commitRequestId: id }, 'conversion reserved');
+  }
+
+  /** A declined reservation's possible hold released at the exchange; if that fails, the conversion is flagged: target may still be held for it. */
+  async #releaseAfterDecline(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    try {
+      await this.deps.exchange.release(id);
+      this.deps.logger.warn({ commitRequestId: id }, 'reservation declined after an attempt whose outcome was unknown; released again');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.deps.store.note(id, 'FAILED', { needsAttention: true, lastError: `declined after an attempt whose outcome was unknown, and the release failed: ${message}`.slice(0, 500), keepContradiction: true });
+      this.deps.logger.error({ commitRequestId: id, err: isConnectorError(error) ? error.message : error }, 'reservation declined after an attempt whose outcome was unknown, and the hold could not be released; release it by hand');
+    }
   }
 
   /** PUT or PATCH /fxTransfers/{commitRequestId}: the hub's word moves money, once. */
