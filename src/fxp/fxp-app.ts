@@ -68,8 +68,9 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     chosen = new RestExchange(config.fx.rest);
   } else {
     const exchangeConfig = config.fx.sandboxFile === undefined ? demoExchange : parseExchangeConfig(await readFile(config.fx.sandboxFile, 'utf8'));
+    // The currencies the books did not have yet (all of them at the first start): opened with the file's liquidity.
     const opened = await ledger.open(exchangeConfig);
-    logger.info({ opened, pairs: exchangeConfig.pairs.length }, 'sandbox exchange ready');
+    logger.info({ currenciesOpened: opened, pairs: exchangeConfig.pairs.length }, opened.length === 0 ? 'sandbox exchange ready' : `sandbox exchange ready; accounts opened for ${opened.join(', ')}`);
     chosen = new SandboxExchange(ledger, exchangeConfig, () => clock.now());
   }
   const exchange: Exchange = atExchangeBoundary(overrides.wrapExchange === undefined ? chosen : overrides.wrapExchange(chosen));
@@ -117,7 +118,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     ...(tls === undefined ? {} : { tls }),
   });
 
-  const operatorActions = new FxOperatorActions({ store, conversions, logger });
+  const operatorActions = new FxOperatorActions({ store, conversions, clock, logger });
   const operationsTls = config.operations.listen.tls === undefined ? undefined : await readTlsMaterial(config.operations.listen.tls, 'OPERATIONS');
   const operationsServer = buildFxpOperationsServer({ store, audit: new AuditTrail(database), actions: operatorActions }, health, {
     logger,

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import { fxQuoteBody, fxTransferBody, startFxpHarness, type FxpHarness } from './support/fxp-harness.js';
@@ -199,6 +202,40 @@ describe('FX provider mode: abort and doubtful words', () => {
   });
 });
 
+describe('FX provider mode: the sandbox exchange file', () => {
+  it('a currency added to FX_SANDBOX_FILE after the first start is opened at the next: its conversion commits; a currency already open keeps its balances', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cc-fxp-file-'));
+    try {
+      if (storeKind === 'postgres') database = await createTestDatabase();
+      const file = join(dataDir, 'exchange.json');
+      const pair = (source: string, target: string) => ({ source, target, rate: '2', charge: { currency: target, fixed: '0', percent: '0' }, limits: { min: '1', max: '100000' } });
+      const env = { FX_SANDBOX_FILE: file, ...(database === undefined ? {} : { DATABASE_URL: database.url }) };
+      writeFileSync(file, JSON.stringify({ liquidity: { ZMW: '1000', MWK: '100000' }, pairs: [pair('ZMW', 'MWK')] }));
+      const first = await startFxpHarness({ dataDir, env });
+      expect(await balances(first)).toEqual({ 'liquidity-mwk': '100000', 'liquidity-zmw': '1000' });
+      await first.close();
+      // USD and a USD -> MWK pair added; ZMW's liquidity changed in the file, which opens nothing.
+      writeFileSync(file, JSON.stringify({ liquidity: { ZMW: '5000', MWK: '100000', USD: '5000' }, pairs: [pair('ZMW', 'MWK'), pair('USD', 'MWK')] }));
+      const fx = await startFxpHarness({ dataDir, env });
+      h = fx;
+      expect(await balances(fx)).toEqual({ 'liquidity-mwk': '100000', 'liquidity-usd': '5000', 'liquidity-zmw': '1000' });
+      const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'USD', target: 'MWK', amount: '10' }));
+      expect((quoted.body as { conversionTerms: { targetAmount: unknown } }).conversionTerms.targetAmount).toEqual({ currency: 'MWK', amount: '20' });
+      const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+      const id = String(transfer['commitRequestId']);
+      expect(await fx.call('POST', '/fxTransfers', transfer)).toEqual({ status: 200, body: { conversionState: 'RESERVED', homeTransactionId: id } });
+      expect(await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED', completedTimestamp: '2026-11-23T10:00:01.000Z' })).toEqual({ status: 200, body: {} });
+      expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', needsAttention: false, lastError: null });
+      expect(await balances(fx)).toEqual({ 'clearing-mwk': '20', 'clearing-usd': '-10', 'liquidity-mwk': '99980', 'liquidity-usd': '5010', 'liquidity-zmw': '1000' });
+      expect(await fx.app.ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+    } finally {
+      await h?.close();
+      h = undefined;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('FX provider mode: refusals, each a distinct 4xx', () => {
   it('unsupported pair 5106, out of limits 5200, too small after charges 5200, expired request 3302', async () => {
     const fx = await start();
@@ -249,6 +286,30 @@ describe('FX provider mode: refusals, each a distinct 4xx', () => {
     const late = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
     fx.clock.advance(60_000);
     expect((await fx.call('POST', '/fxTransfers', fxTransferBody(late.body as Record<string, unknown>))).body).toEqual({ statusCode: '3302', message: 'Quote expired: the conversion quote expired at 2026-11-23T10:01:00.000Z' });
+  });
+
+  it('an expiration outside the years 0001-9999 in UTC is 400 3100, for a quote and an fxTransfer, and nothing is stored', async () => {
+    const fx = await start();
+    // The switch's DateTime pattern lets this through; in UTC it is in the year 10000.
+    const far = '9999-12-31T23:59:59.999-19:59';
+    const quote = fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100', expiration: far });
+    expect(await fx.call('POST', '/fxQuotes', quote)).toEqual({
+      status: 400,
+      body: { statusCode: '3100', message: `Generic validation error: conversionTerms.expiration ${far} is outside the years 0001 to 9999 in UTC` },
+    });
+    expect(await fx.app.store.findQuoteByRequest(String(quote['conversionRequestId']))).toBeUndefined();
+    const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    const id = String(transfer['commitRequestId']);
+    expect(await fx.call('POST', '/fxTransfers', { ...transfer, expiration: far })).toEqual({
+      status: 400,
+      body: { statusCode: '3100', message: `Generic validation error: expiration ${far} is outside the years 0001 to 9999 in UTC` },
+    });
+    expect(await fx.app.store.findConversion(id)).toBeUndefined();
+    expect((await balances(fx))['liquidity-mwk']).toBe('50000000');
+    // The last millisecond of 9999 in UTC is taken, and stored as it sorts.
+    expect(await fx.call('POST', '/fxTransfers', { ...transfer, expiration: '9999-12-31T23:59:59.999Z' })).toEqual({ status: 200, body: { conversionState: 'RESERVED', homeTransactionId: id } });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'RESERVED', expiration: '9999-12-31T23:59:59.999Z' });
   });
 
   it('a reservation beyond the liquidity is 5001 and is answered the same on a retry', async () => {

@@ -128,6 +128,33 @@ describe('FX provider operations server', () => {
     expect(((await fx.callOperations('GET', '/operations/fx-conversions?attention=true', undefined, ANA)).body as { conversions: unknown[] }).conversions).toHaveLength(1);
   });
 
+  it('a RESERVED conversion flagged early by a doubtful word is not resolved before its expiration; after it, it is', async () => {
+    const fx = await start();
+    const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '200' }));
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    const id = String(transfer['commitRequestId']);
+    expect((await fx.call('POST', '/fxTransfers', transfer)).status).toBe(200);
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'RESERVED' })).status).toBe(400);
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'RESERVED', needsAttention: true, expiration: '2026-11-23T10:01:00.000Z' });
+    const body = { outcome: 'ABORTED', reason: 'hub aborted it', evidence: 'hub settlement report' };
+    const early = {
+      status: 409,
+      body: {
+        statusCode: '3106',
+        message: 'Operator action refused: the hub may still settle it until its expiration at 2026-11-23T10:01:00.000Z: resolve it after that',
+      },
+    };
+    expect(await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, body, ANA)).toEqual(early);
+    fx.clock.advance(59_999);
+    expect(await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, { ...body, outcome: 'COMMITTED' }, ANA)).toEqual(early);
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'RESERVED', needsAttention: true });
+    expect(await liquidity(fx)).toEqual({ 'liquidity-mwk': '50000000 held 12860.32', 'liquidity-zmw': '1000000 held 0' });
+    fx.clock.advance(1);
+    const resolved = await fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, body, ANA);
+    expect(resolved.body).toMatchObject({ state: 'ABORTED', needsAttention: false, lastError: null });
+    expect(await liquidity(fx)).toEqual({ 'liquidity-mwk': '50000000 held 0', 'liquidity-zmw': '1000000 held 0' });
+  });
+
   it('a contradiction on a final conversion is cleared by resolving it to its own state, and only that', async () => {
     const fx = await start();
     const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));

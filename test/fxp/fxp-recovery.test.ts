@@ -124,6 +124,43 @@ describe('FX conversions under exchange faults', () => {
     expect(await figures(fx)).toEqual(COMMITTED);
   });
 
+  it('a doubtful word after a contradiction leaves the contradiction flagged, and it outlives the commit', async () => {
+    const { fx, faults } = await start();
+    const { id, transfer } = await quoteAndTransfer(fx);
+    await fx.call('POST', '/fxTransfers', transfer);
+    faults.fail('commit', 'before');
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED' })).status).toBe(409);
+    const flag = { needsAttention: true, lastError: 'the switch reported ABORTED, but the conversion is COMMITTING: reconcile by hand' };
+    for (const body of [{ conversionState: 'RESERVED' }, { conversionState: 'aborted' }]) {
+      expect((await fx.call('PUT', `/fxTransfers/${id}`, body)).body).toMatchObject({ statusCode: '3100' });
+      expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', ...flag });
+    }
+    fx.clock.advance(10_000);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', ...flag });
+    expect(await figures(fx)).toEqual(COMMITTED);
+  });
+
+  it('a conversion held to the end of 9999 is not taken for expired: one worker taking one conversion a pass finishes a commit', async () => {
+    const { fx, faults } = await start({ env: { RECOVERY_BATCH_SIZE: '1' } });
+    const held = await quoteAndTransfer(fx);
+    expect((await fx.call('POST', '/fxTransfers', { ...held.transfer, expiration: '9999-12-31T23:59:59.999Z' })).status).toBe(200);
+    // Past year 9999 in UTC it is refused (its ISO text would sort before every date and be claimed on every pass).
+    const far = await quoteAndTransfer(fx);
+    expect((await fx.call('POST', '/fxTransfers', { ...far.transfer, expiration: '9999-12-31T23:59:59.999-19:59' })).status).toBe(400);
+    const { id, transfer } = await quoteAndTransfer(fx);
+    await fx.call('POST', '/fxTransfers', transfer);
+    faults.fail('commit', 'before');
+    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
+    fx.clock.advance(120_000);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED' });
+    expect(await fx.app.store.findConversion(held.id)).toMatchObject({ state: 'RESERVED', needsAttention: false, expiration: '9999-12-31T23:59:59.999Z' });
+    expect(await fx.app.store.findConversion(far.id)).toBeUndefined();
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0, flagged: 0 });
+  });
+
   it('a release refused twice is retried with backoff and ends released once', async () => {
     const { fx, faults } = await start();
     const { id, transfer } = await quoteAndTransfer(fx);

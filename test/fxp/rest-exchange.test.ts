@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { RestExchange } from '../../src/fxp/adapters/rest-exchange/rest-exchange.js';
 import { expectConnectorError } from '../institutions/core-banking-contract.js';
 import { startFixtureServer, type FixtureReply, type FixtureServer } from '../institutions/fixture-server.js';
@@ -137,6 +138,67 @@ describe('CONNECTOR_MODE=fxp with FX_EXCHANGE_ADAPTER=rest', () => {
     clock.advance(60_001);
     expect(await fx.app.rates.refresh()).toBe(false);
     expect((await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }))).body).toMatchObject({ statusCode: '5100' });
+  });
+
+  /**
+   * An exchange that is not idempotent on the reference (outside the reference document): its
+   * first hold is applied and answered 500, the retry is refused as a repeated reference.
+   */
+  async function declinedAfterUnknown(releaseFault?: 'server-error'): Promise<{ fx: FxpHarness; exchange: RestExchangeFixture; id: string; transfer: Record<string, unknown> }> {
+    const clock = new ManualClock();
+    const exchange = await fixture(clock);
+    const seen = new Set<string>();
+    const fx = await startFxpHarness({
+      clock,
+      env: { FX_EXCHANGE_ADAPTER: 'rest', FX_REST_BASE_URL: exchange.url },
+      overrides: {
+        wrapExchange: (inner) => ({
+          name: inner.name,
+          rates: () => inner.rates(),
+          reserve: async (reference, target) => {
+            if (seen.has(reference)) throw new ConnectorError('ModifiedRequest', 'HTTP 409 REFERENCE_CONFLICT: the reference was used before');
+            seen.add(reference);
+            return inner.reserve(reference, target);
+          },
+          commit: (reference, source, target) => inner.commit(reference, source, target),
+          release: (reference) => inner.release(reference),
+          status: (reference) => inner.status(reference),
+          health: () => inner.health(),
+          close: () => inner.close?.() ?? Promise.resolve(),
+        }),
+      },
+    });
+    closers.push(() => fx.close());
+    const quoted = await fx.call('POST', '/fxQuotes', fxQuoteBody({ amountType: 'SEND', source: 'ZMW', target: 'MWK', amount: '100' }));
+    const transfer = fxTransferBody(quoted.body as Record<string, unknown>);
+    const id = String(transfer['commitRequestId']);
+    exchange.server.inject('applied-then-5xx', 'next-write');
+    expect((await fx.call('POST', '/fxTransfers', transfer)).status).toBe(503);
+    expect(exchange.liquidity('MWK')).toEqual({ balance: '100000', held: '6425.16' });
+    if (releaseFault !== undefined) exchange.server.inject(releaseFault, 'next-write', 1, 0);
+    expect((await fx.call('POST', '/fxTransfers', transfer)).body).toMatchObject({ statusCode: '3106' });
+    return { fx, exchange, id, transfer };
+  }
+
+  it('a reservation declined after an attempt whose outcome was unknown releases the hold that attempt may have made', async () => {
+    const { fx, exchange, id, transfer } = await declinedAfterUnknown();
+    expect(exchange.liquidity('MWK')).toEqual({ balance: '100000', held: '0' });
+    expect(exchange.server.requests.filter((request) => request.method === 'POST').map((request) => request.path)).toEqual(['/holds', `/holds/${id}/release`]);
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'FAILED', errorName: 'ModifiedRequest', needsAttention: false });
+    // A retry is answered as the first refusal, calling nothing.
+    expect((await fx.call('POST', '/fxTransfers', transfer)).body).toMatchObject({ statusCode: '3106' });
+    expect(exchange.server.requests.filter((request) => request.method === 'POST')).toHaveLength(2);
+  });
+
+  it('a release after such a decline that fails flags the conversion: target may still be held for it', async () => {
+    const { fx, exchange, id } = await declinedAfterUnknown('server-error');
+    expect(exchange.liquidity('MWK')).toEqual({ balance: '100000', held: '6425.16' });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({
+      state: 'FAILED',
+      errorName: 'ModifiedRequest',
+      needsAttention: true,
+      lastError: expect.stringMatching(/^declined after an attempt whose outcome was unknown, and the release failed: /),
+    });
   });
 
   it('refuses to start without FX_REST_BASE_URL', async () => {

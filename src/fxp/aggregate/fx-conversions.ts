@@ -6,6 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import { KeyedSerializer } from '../../shared/keyed-serializer.js';
 import { ConversionTooLarge, ConversionTooSmall, convertReceiveAmount, convertSendAmount, type Conversion } from '../domain/fx-arithmetic.js';
+import { readCallerInstant } from '../domain/fx-instant.js';
 import { readFxNotification } from '../domain/fx-notification.js';
 import type { Exchange } from '../ports/exchange.js';
 import type { ConversionRecord, ConversionState, FxQuoteRecord, FxStore } from '../store/fx-store.js';
@@ -97,7 +98,7 @@ export class FxConversions {
   #price(body: FxQuoteRequest, hash: string): { readonly answer: unknown; readonly record: FxQuoteRecord } {
     const terms = body.conversionTerms;
     const now = this.deps.clock.now();
-    const requestExpiry = terms.expiration === undefined ? undefined : Date.parse(terms.expiration);
+    const requestExpiry = terms.expiration === undefined ? undefined : readCallerInstant(terms.expiration, 'conversionTerms.expiration');
     if (requestExpiry !== undefined && requestExpiry <= now.getTime()) throw new ConnectorError('QuoteExpired', 'the request expired before it was quoted');
     const pricing = this.deps.rates.pricing(terms.sourceAmount.currency, terms.targetAmount.currency);
     const conversion = convertOrRefuse(terms, pricing);
@@ -156,9 +157,7 @@ export class FxConversions {
       // is later than the quote's. An fxTransfer already expired is refused, reserving nothing.
       let expiration = quote.expiration;
       if (body.expiration !== undefined) {
-        const given: unknown = body.expiration;
-        const requested = typeof given === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(given) ? Date.parse(given) : Number.NaN;
-        if (Number.isNaN(requested)) throw new ConnectorError('ValidationFailed', 'expiration is not a date and time (ISO 8601)');
+        const requested = readCallerInstant(body.expiration, 'expiration');
         if (requested <= now.getTime()) throw new ConnectorError('TransferExpired', `the fxTransfer expired at ${new Date(requested).toISOString()}`);
         expiration = new Date(Math.max(requested, Date.parse(quote.expiration))).toISOString();
       }
@@ -208,7 +207,12 @@ export class FxConversions {
       await this.deps.exchange.reserve(id, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
     } catch (error) {
       if (isDecline(error)) {
-        await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
+        const failed = await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
+        // An earlier attempt's outcome was never known (a timeout, a 5xx): it may have held the
+        // target before this one was declined (an exchange that refuses a repeated reference,
+        // say), and nothing else would ever give that hold back. Released by the reference, which
+        // releases nothing where nothing is held, as for incoming transfers (inbound-settlement.ts).
+        if (failed !== undefined && conversion.attempts > 0) await this.#releaseAfterDecline(failed);
         throw error;
       }
       await this.#recordFailure(conversion, error);
@@ -220,6 +224,19 @@ export class FxConversions {
       if (now?.state !== 'RESERVED' && now?.state !== 'COMMITTING' && now?.state !== 'COMMITTED') throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${now?.state ?? 'gone'}`);
     }
     this.deps.logger.info({ commitRequestId: id }, 'conversion reserved');
+  }
+
+  /** A declined reservation's possible hold released at the exchange; if that fails, the conversion is flagged: target may still be held for it. */
+  async #releaseAfterDecline(conversion: ConversionRecord): Promise<void> {
+    const id = conversion.commitRequestId;
+    try {
+      await this.deps.exchange.release(id);
+      this.deps.logger.warn({ commitRequestId: id }, 'reservation declined after an attempt whose outcome was unknown; released again');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.deps.store.note(id, 'FAILED', { needsAttention: true, lastError: `declined after an attempt whose outcome was unknown, and the release failed: ${message}`.slice(0, 500), keepContradiction: true });
+      this.deps.logger.error({ commitRequestId: id, err: isConnectorError(error) ? error.message : error }, 'reservation declined after an attempt whose outcome was unknown, and the hold could not be released; release it by hand');
+    }
   }
 
   /** PUT or PATCH /fxTransfers/{commitRequestId}: the hub's word moves money, once. */
@@ -238,7 +255,9 @@ export class FxConversions {
       if (conversion === undefined) throw new ConnectorError('FxConversionNotFound', `no conversion ${id}`);
       if (word.kind === 'doubtful') {
         this.deps.logger.error({ commitRequestId: id, state: conversion.state, why: word.why }, 'conversion notification not applied');
-        await this.deps.store.note(id, conversion.state, { needsAttention: true, lastError: `notification not applied: ${word.why}` });
+        // A contradiction flagged before stays the last error (decided in the same statement): a
+        // finished step keeps only a contradiction's flag, and the doubtful word's would be cleared.
+        await this.deps.store.note(id, conversion.state, { needsAttention: true, lastError: `notification not applied: ${word.why}`, keepContradiction: true });
         throw new ConnectorError('DoubtfulNotification', word.why);
       }
       if (word.kind === 'commit') return this.#commit(conversion);

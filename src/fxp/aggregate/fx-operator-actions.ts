@@ -1,5 +1,6 @@
 import { withAuditCause } from '../../audit/audit-cause.js';
 import { ConnectorError } from '../../domain/errors.js';
+import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { OperatorRequest } from '../../aggregate/operator-actions.js';
 import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
@@ -14,8 +15,9 @@ const FINAL: readonly ConversionState[] = ['COMMITTED', 'ABORTED', 'FAILED'];
  * What an FX provider's operator can do about a conversion the connector flagged, with the
  * evidence of the hub's outcome (its settlement report, the switch operator's word):
  * - RESERVED past its expiration (the hub's notification never came, and the switch connector
- *   has no way to ask for it): COMMITTED commits it at the exchange (source credited, held
- *   target paid out), ABORTED releases the held target. Through the same compare-and-set
+ *   has no way to ask for it), never before it, while the hub may still commit or abort it:
+ *   COMMITTED commits it at the exchange (source credited, held target paid out), ABORTED
+ *   releases the held target. Through the same compare-and-set
  *   transitions and exchange calls as the hub's own notification, so a notification that lands
  *   meanwhile either wins or finds the work done; the exchange's calls are idempotent on the
  *   commitRequestId.
@@ -28,6 +30,7 @@ export class FxOperatorActions {
     private readonly deps: {
       readonly store: FxStore;
       readonly conversions: FxConversions;
+      readonly clock: Clock;
       readonly logger: Logger;
     },
   ) {}
@@ -49,6 +52,11 @@ export class FxOperatorActions {
     }
     if (conversion.state !== 'RESERVED') throw refused(`the conversion is ${conversion.state}: the recovery worker retries its step; resolve it once it ends`);
     if (outcome === 'FAILED') throw refused('a RESERVED conversion is resolved to COMMITTED or ABORTED, the hub\'s outcome');
+    // Before its expiration the hub may still commit or abort it: an operator's ABORTED would
+    // release a hold the hub can still commit. (A doubtful notification flags it early.)
+    if (Date.parse(conversion.expiration) > this.deps.clock.now().getTime()) {
+      throw refused(`the hub may still settle it until its expiration at ${conversion.expiration}: resolve it after that`);
+    }
     // The exchange's failure leaves the intent recorded: the recovery worker retries it.
     const moved = outcome === 'COMMITTED' ? await this.deps.conversions.commitReserved(id) : await this.deps.conversions.releaseReserved(id);
     if (!moved) throw refused('the conversion moved on from RESERVED meanwhile; nothing changed, look again');

@@ -31,7 +31,7 @@ async function openBooks(store: 'sqlite' | 'postgres'): Promise<OpenBooks> {
   const { database, cleanUp } = await openDatabase(store);
   await database.migrate(sandboxExchangeMigrations);
   const ledger = new ExchangeLedger(database, () => new Date('2026-11-25T10:00:00.000Z'));
-  expect(await ledger.open(CONFIG)).toBe(true);
+  expect(await ledger.open(CONFIG)).toEqual(['ZMW', 'MWK']);
   return {
     database,
     ledger,
@@ -94,7 +94,43 @@ describe.each(['sqlite', 'postgres'] as const)('the sandbox exchange ledger on %
     expect(await shards(database, 'liquidity-mwk')).toEqual(eight('1000000/0'));
     expect(await shards(database, 'clearing-zmw')).toEqual(eight('0/0'));
     expect(await figures(ledger)).toEqual({ 'clearing-mwk': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/0', 'liquidity-zmw': '1000.03/0' });
-    expect(await ledger.open(CONFIG)).toBe(false);
+    expect(await ledger.open(CONFIG)).toEqual([]);
+    expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('opens a currency added to the config later, funded from the config; a currency it has keeps its balances', async () => {
+    books = await openBooks(store);
+    const { database, ledger } = books;
+    await ledger.reserve('before-usd', { amount: '100', currency: 'MWK' });
+    // ZMW's amount in the config changed too: its books stay as they are.
+    expect(await ledger.open({ liquidity: { ZMW: '5', MWK: '80000', USD: '250.07' }, pairs: [] })).toEqual(['USD']);
+    expect(await shards(database, 'liquidity-usd')).toEqual(eight('3125/0', { 0: '3132/0' }));
+    expect(await shards(database, 'clearing-usd')).toEqual(eight('0/0'));
+    expect(await figures(ledger)).toEqual({
+      'clearing-mwk': '0/0',
+      'clearing-usd': '0/0',
+      'clearing-zmw': '0/0',
+      'liquidity-mwk': '80000/100',
+      'liquidity-usd': '250.07/0',
+      'liquidity-zmw': '1000.03/0',
+    });
+    const funding = await database.reader<ExchangeSchema>().selectFrom('fx_exchange_postings').select(['movement_id', 'account_id', 'amount']).where('kind', '=', 'FUNDING').orderBy('movement_id').execute();
+    expect(funding).toEqual([
+      { movement_id: 'open:MWK', account_id: 'liquidity-mwk', amount: '8000000' },
+      { movement_id: 'open:USD', account_id: 'liquidity-usd', amount: '25007' },
+      { movement_id: 'open:ZMW', account_id: 'liquidity-zmw', amount: '100003' },
+    ]);
+    expect(await ledger.open({ liquidity: { ZMW: '5', MWK: '80000', USD: '250.07' }, pairs: [] })).toEqual([]);
+    await ledger.reserve('usd-1', { amount: '0.07', currency: 'USD' });
+    await ledger.commit('before-usd', { amount: '3', currency: 'USD' }, { amount: '100', currency: 'MWK' });
+    expect(await figures(ledger)).toEqual({
+      'clearing-mwk': '100/0',
+      'clearing-usd': '-3/0',
+      'clearing-zmw': '0/0',
+      'liquidity-mwk': '79900/0',
+      'liquidity-usd': '253.07/0.07',
+      'liquidity-zmw': '1000.03/0',
+    });
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
   });
 
@@ -269,8 +305,8 @@ describe('the sandbox exchange ledger on PostgreSQL under concurrent operations 
     await second.migrate(sandboxExchangeMigrations);
     const clock = () => new Date('2026-11-25T10:00:00.000Z');
     const ledgers = [new ExchangeLedger(first, clock), new ExchangeLedger(second, clock)] as const;
-    expect(await ledgers[0].open(CONFIG)).toBe(true);
-    expect(await ledgers[1].open(CONFIG)).toBe(false);
+    expect(await ledgers[0].open(CONFIG)).toEqual(['ZMW', 'MWK']);
+    expect(await ledgers[1].open(CONFIG)).toEqual([]);
     return {
       ledgers,
       async close() {
@@ -305,6 +341,17 @@ describe('the sandbox exchange ledger on PostgreSQL under concurrent operations 
     await ledger.reserve('after-2', { amount: '41600', currency: 'MWK' });
     expect(await figures(ledger)).toEqual({ 'clearing-mwk': '38400/0', 'clearing-zmw': '-640/0', 'liquidity-mwk': '41600/41600', 'liquidity-zmw': '1640.03/0' });
     expect(await ledger.conservationCheck()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('opens a currency added to the config once when both replicas start with it at the same moment', async () => {
+    replicas = await twoReplicas();
+    const [a, b] = replicas.ledgers;
+    const config = { liquidity: { ...CONFIG.liquidity, USD: '100' }, pairs: [] };
+    const opened = await Promise.all([a.open(config), b.open(config)]);
+    expect(opened.flat()).toEqual(['USD']);
+    expect(opened.filter((currencies) => currencies.length === 0)).toHaveLength(1);
+    expect(await figures(a)).toEqual({ 'clearing-mwk': '0/0', 'clearing-usd': '0/0', 'clearing-zmw': '0/0', 'liquidity-mwk': '80000/0', 'liquidity-usd': '100/0', 'liquidity-zmw': '1000.03/0' });
+    expect(await a.conservationCheck()).toEqual({ ok: true, problems: [] });
   });
 
   it('finds the books whole when checked while conversions settle: the check reads one snapshot', async () => {

@@ -80,13 +80,26 @@ export class ExchangeLedger {
     this.#clock = clock;
   }
 
-  /** Opens every account with its liquidity spread over its shards, once: false when the books are open already. */
-  open(config: SandboxExchangeConfig): Promise<boolean> {
+  /**
+   * Opens the accounts of each currency of the config that the books do not have yet, its
+   * liquidity spread over its shards and recorded as a FUNDING posting; the currencies opened, in
+   * the config's order (none when the books have them all). A currency the books have keeps its
+   * balances, whatever the config now says: they are the books, the config only opens them. So a
+   * currency added to FX_SANDBOX_FILE after the first start is opened at the next start (its
+   * pairs would otherwise be quoted and reserved but never committed). One transaction: on
+   * PostgreSQL two replicas starting together take turns on the advisory lock, and the second
+   * finds the first's accounts.
+   */
+  open(config: SandboxExchangeConfig): Promise<string[]> {
     return this.#write(async (context) => {
       if (context.lockRows) await sql`select pg_advisory_xact_lock(${LOCK_SPACE}::integer, 0)`.execute(context.trx);
-      const existing = await context.trx.selectFrom('fx_exchange_accounts').select('account_id').limit(1).executeTakeFirst();
-      if (existing !== undefined) return false;
+      const existing = new Set((await context.trx.selectFrom('fx_exchange_accounts').select('account_id').execute()).map((row) => row.account_id));
+      const opened: string[] = [];
       for (const [currency, amount] of Object.entries(config.liquidity)) {
+        // A currency's two accounts are opened together, so the books have both or neither.
+        const has = existing.has(liquidityAccountId(currency));
+        assert(has === existing.has(clearingAccountId(currency)), `fx: the books have one of ${currency}'s two accounts`);
+        if (has) continue;
         const minor = toMinorUnits(amount, currency);
         for (const [accountId, kind, balance] of [[liquidityAccountId(currency), 'liquidity', minor], [clearingAccountId(currency), 'clearing', 0n]] as const) {
           await context.trx.insertInto('fx_exchange_accounts').values({ account_id: accountId, kind, currency, updated_at: context.now }).execute();
@@ -101,8 +114,9 @@ export class ExchangeLedger {
             .values({ movement_id: `open:${currency}`, leg: 0, kind: 'FUNDING', account_id: liquidityAccountId(currency), currency, amount: minor.toString(), created_at: context.now })
             .execute();
         }
+        opened.push(currency);
       }
-      return true;
+      return opened;
     });
   }
 
