@@ -9,6 +9,7 @@ import type { SwitchConnector } from '../ports/switch-connector.js';
 import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement.js';
 import { refundReference } from '../domain/outgoing-references.js';
 import { canTransitionOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
+import { contradictionNote, flagKept, isContradiction } from '../domain/contradiction.js';
 
 type Payment = OutgoingPaymentRecord;
 
@@ -39,7 +40,8 @@ export class OutgoingSettlement {
         // COMPLETED with the hub's own ABORTED (an answer the switch connector took from the hub's
         // reply to a query) is no completion: the switch is asked again.
         if (switchState === 'COMPLETED' && answer.transfer.hubState === 'ABORTED') return this.startConfirming(payment, 'switch answered COMPLETED with the hub\'s ABORTED');
-        if (switchState === 'COMPLETED') return this.move(payment, ['ACCEPTING'], 'COMPLETED', { switchState });
+        // From CONFIRMING too: another replica's recovery may have taken the accept over meanwhile.
+        if (switchState === 'COMPLETED') return this.complete(payment, ['ACCEPTING', 'CONFIRMING'], switchState);
         // ABORTED: the switch connector ended the transfer itself, before any prepare.
         if (switchState === 'ABORTED') return this.startRefund(payment, 'switch answered ABORTED', 'switch answered ABORTED', switchState);
         const hubCode = answer.transfer.hubErrorCode;
@@ -95,7 +97,7 @@ export class OutgoingSettlement {
     }
     switch (status.currentState) {
       case 'COMPLETED':
-        return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState: 'COMPLETED' });
+        return this.complete(payment, ['CONFIRMING'], 'COMPLETED');
       case 'ABORTED':
         return this.startRefund(payment, 'switch reports ABORTED', 'switch reports the transfer aborted', 'ABORTED');
       case 'WAITING_FOR_QUOTE_ACCEPTANCE':
@@ -132,7 +134,7 @@ export class OutgoingSettlement {
       if (switchState === 'ABORTED') {
         return this.startRefund(payment, 'the accept never reached it; quote withdrawn', 'accept lost; the switch aborted the transfer on acceptQuote false', 'ABORTED');
       }
-      if (switchState === 'COMPLETED') return this.move(payment, ['CONFIRMING'], 'COMPLETED', { switchState });
+      if (switchState === 'COMPLETED') return this.complete(payment, ['CONFIRMING'], switchState);
       return this.recordFailure(payment, new Error(`withdrawal of the lost accept answered ${switchState}`));
     }
     const detail = answer.outcome === 'failed' ? `HTTP ${answer.httpStatus}, statusCode ${answer.statusCode}` : answer.reason;
@@ -155,7 +157,8 @@ export class OutgoingSettlement {
     } catch (error) {
       return this.recordFailure(payment, error);
     }
-    const refunded = await this.move(payment, ['REFUNDING'], 'REFUNDED', {});
+    // A contradiction flagged meanwhile (the switch reported the transfer completed) outlives the refund.
+    const refunded = await this.move(payment, ['REFUNDING'], 'REFUNDED', { ...flagKept(payment), keepContradiction: true });
     this.logger.info({ transferId, homeTransactionId: payment.homeTransactionId, state: refunded.state }, 'customer refunded');
     return refunded;
   }
@@ -313,6 +316,30 @@ export class OutgoingSettlement {
     return this.refund(refunding);
   }
 
+  /**
+   * To COMPLETED on the switch's word, from one of `from`. A payment another actor moved to
+   * REFUNDING or REFUNDED meanwhile (a replica's recovery worker that gave the accept up as lost
+   * on the hub's "no such transfer") has its customer paid back while the payee is paid too: a
+   * contradiction only an operator can settle (recover the amount, or reverse the refund), so it
+   * is flagged, once, kept through the refund's end, and logged at error level. Before, the
+   * completion was dropped without a word.
+   */
+  private async complete(payment: Payment, from: readonly OutgoingState[], switchState: string): Promise<Payment> {
+    const completed = await this.tryMove(payment, from, 'COMPLETED', { switchState });
+    if (completed !== undefined) return completed;
+    for (let tries = 0; tries < 3; tries += 1) {
+      const current = await this.reread(payment.homeTransactionId);
+      if ((current.state !== 'REFUNDING' && current.state !== 'REFUNDED') || isContradiction(current.lastError)) return current;
+      const lastError = contradictionNote(switchState, 'payment', current.state);
+      // From the state read: a refund ending meanwhile (REFUNDING -> REFUNDED) is read again.
+      if (await this.store.recordAttempt(current.homeTransactionId, current.state, { needsAttention: true, lastError, switchState })) {
+        this.logger.error({ homeTransactionId: current.homeTransactionId, transferId: current.transferId, state: current.state }, `outgoing payment needs manual attention: ${lastError}`);
+        return this.reread(payment.homeTransactionId);
+      }
+    }
+    return this.reread(payment.homeTransactionId);
+  }
+
   /** A compare-and-set transition that clears the retry bookkeeping; answers the stored record when another actor moved first. */
   async move(payment: Payment, from: readonly OutgoingState[], to: OutgoingState, changes: OutgoingChanges): Promise<Payment> {
     return (await this.tryMove(payment, from, to, changes)) ?? this.reread(payment.homeTransactionId);
@@ -341,7 +368,8 @@ export class OutgoingSettlement {
     // Once flagged, a payment stays flagged until it moves on.
     const needsAttention = payment.needsAttention || failed.needsAttention;
     const bindings = { homeTransactionId: payment.homeTransactionId, transferId: payment.transferId, state: payment.state, attempts: failed.attempts, code: errorCodeOf(error) };
-    if (!(await this.store.recordAttempt(payment.homeTransactionId, payment.state, { ...failed, needsAttention }))) {
+    // A contradiction recorded before stays the last error (decided in the same statement).
+    if (!(await this.store.recordAttempt(payment.homeTransactionId, payment.state, { ...failed, needsAttention, keepContradiction: true }))) {
       // Another request or worker moved the payment on meanwhile: its bookkeeping stands.
       this.logger.info(bindings, 'outgoing payment step failed after the payment moved on; nothing recorded');
     } else if (needsAttention) this.logger.error(bindings, 'outgoing payment needs manual attention; still retrying');

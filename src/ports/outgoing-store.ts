@@ -82,6 +82,8 @@ export interface OutgoingChanges {
   readonly needsAttention?: boolean;
   /** The code of the error that caused this change, for the audit trail only (not stored on the payment). */
   readonly errorCode?: string;
+  /** A contradiction already recorded stays the last error, and the flag stays up (see TransferChanges.keepContradiction, src/ports/store.ts). */
+  readonly keepContradiction?: boolean;
 }
 
 export interface ClaimOptions {

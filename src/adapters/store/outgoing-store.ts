@@ -91,13 +91,13 @@ export class SqlOutgoingStore implements OutgoingStore {
     changes: OutgoingChanges = {},
     guard?: OperatorGuard,
   ): Promise<OutgoingPaymentRecord | undefined> {
-    const step = { key: homeTransactionId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard };
+    const step = { key: homeTransactionId, from, to, set: changeColumns(changes), at: this.now().toISOString(), errorCode: errorCodeOf(changes), guard, keepContradiction: changes.keepContradiction === true };
     const row = await PAYMENTS.transitionReleasing(this.database, step);
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
   async recordAttempt(homeTransactionId: string, state: OutgoingState, changes: OutgoingChanges): Promise<boolean> {
-    return PAYMENTS.recordAttemptReleasing(this.database, homeTransactionId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes));
+    return PAYMENTS.recordAttemptReleasing(this.database, homeTransactionId, state, changeColumns(changes), this.now().toISOString(), errorCodeOf(changes), changes.keepContradiction === true);
   }
 
   async holdPrompt(homeTransactionId: string, until: string, now: string): Promise<boolean> {

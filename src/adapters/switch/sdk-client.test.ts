@@ -105,6 +105,53 @@ describe('SdkClient transfer calls without an HTTP answer', () => {
   });
 });
 
+describe('SdkClient: each call bounded as a whole, a wait for a free connection included', () => {
+  let server: HttpServer | undefined;
+  let sdk: SdkClient | undefined;
+  afterEach(async () => {
+    await sdk?.close();
+    sdk = undefined;
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+    server = undefined;
+  });
+
+  it('an accept queued behind a busy connection gives up at its deadline, is never sent afterwards, and reports itself not sent', async () => {
+    const received: string[] = [];
+    const held: Array<() => void> = [];
+    server = createHttpServer((request, response) => {
+      received.push(`${request.method ?? ''} ${request.url ?? ''}`);
+      // The first call (an initiation the switch connector is slow on) holds the only connection.
+      if (request.method === 'POST') held.push(() => response.writeHead(200, { 'content-type': 'application/json' }).end('{"currentState":"WAITING_FOR_QUOTE_ACCEPTANCE"}'));
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"currentState":"COMPLETED"}');
+    });
+    const listening = server;
+    await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+    const address = listening.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    sdk = new SdkClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300, transferTimeoutMs: 300, connections: 1 });
+    // A call of its own, longer time (the transfer calls here have 300 ms).
+    const slow = sdk.call('POST', '/transfers', { homeTransactionId: 'h' }, 5000);
+    while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    // Before, the accept waited for the connection without limit and went out once it was free.
+    const accept = await sdk.continueTransfer('t-1', { acceptQuote: true });
+    expect(accept).toEqual({
+      outcome: 'failed',
+      httpStatus: 0,
+      statusCode: 'none',
+      message: 'PUT /transfers/t-1: CC_NO_FREE_CONNECTION',
+    });
+    held.splice(0).forEach((answer) => answer());
+    expect(await slow).toEqual({ status: 200, body: { currentState: 'WAITING_FOR_QUOTE_ACCEPTANCE' } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(received).toEqual(['POST /transfers']);
+    // The connection is free again: the next call is sent.
+    expect(await sdk.call('GET', '/transfers/t-1', undefined, 300)).toEqual({ status: 200, body: { currentState: 'COMPLETED' } });
+    expect(received).toEqual(['POST /transfers', 'GET /transfers/t-1']);
+  });
+});
+
 describe('SdkClient identifier calls', () => {
   let server: HttpServer | undefined;
   const seen: string[] = [];

@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors } from 'undici';
 import { ConnectorError } from '../../domain/errors.js';
+import { Slots } from '../../shared/slots.js';
 import type { OutboundAnswer, OutboundTransferRequest, TransferContinuation } from '../../ports/outgoing-switch.js';
 import { platformKey, type PlatformAnswer, type PlatformIdentifier, type SwitchConnector, type SwitchTransferStatus } from '../../ports/switch-connector.js';
 import { readErrorTransferState, readOutboundTransfer } from './outbound-transfer.js';
@@ -33,11 +34,15 @@ export interface SdkResponse {
 export class SdkClient implements SwitchConnector {
   readonly #agent: Agent;
   readonly #base: URL;
+  /** One per connection: a call waits here, within its deadline, never in the agent's own queue. */
+  readonly #slots: Slots;
 
   constructor(private readonly options: SdkClientOptions) {
     this.#base = new URL(options.baseUrl);
+    const connections = options.connections ?? 64;
+    this.#slots = new Slots(connections);
     this.#agent = new Agent({
-      connections: options.connections ?? 64,
+      connections,
       connectTimeout: Math.min(options.timeoutMs, 10_000),
       keepAliveTimeout: 10_000,
       ...(options.tls === undefined ? {} : { connect: definedOnly({ ca: options.tls.ca, cert: options.tls.cert, key: options.tls.key }) }),
@@ -124,18 +129,32 @@ export class SdkClient implements SwitchConnector {
     };
   }
 
-  /** One HTTP exchange with an explicit timeout; a timeout or a reset is SdkTimeout (outcome unknown). */
+  /**
+   * One HTTP exchange within `timeoutMs` of this call, a wait for a free connection included; a
+   * timeout or a reset is SdkTimeout (outcome unknown). A call that found no free connection in
+   * that time was never sent (NOT_SENT, see neverReachedSwitch). undici's own timeouts start only
+   * once a request is written, so a call queued in the agent behind busy connections (each POST
+   * /transfers may hold one for the whole transfer timeout) could go out at any time later: an
+   * accept sent after the recovery worker, on the transfer timeout's word, gave it up as lost and
+   * refunded the customer on the hub's "no such transfer" would complete the transfer as well.
+   */
   async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, timeoutMs: number): Promise<SdkResponse> {
     // Outside the try: a body that cannot be serialised is our bug, not a transport failure.
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const started = Date.now();
+    if (!(await this.#slots.acquire(timeoutMs))) {
+      const notSent = Object.assign(new Error(`no free connection to the switch connector within ${timeoutMs} ms`), { code: NOT_SENT });
+      throw new ConnectorError('SdkClientError', `${method} ${path}: ${notSent.message}; not sent`, { cause: notSent });
+    }
+    const left = Math.max(1, timeoutMs - (Date.now() - started));
     try {
       // The path goes to the dispatcher as written: a URL would remove its dot segments ("%2E" too).
       const response = await this.#agent.request({
         origin: this.#base.origin,
         path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`,
         method,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        headersTimeout: left,
+        bodyTimeout: left,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         ...(payload === undefined ? {} : { body: payload }),
       });
@@ -144,6 +163,8 @@ export class SdkClient implements SwitchConnector {
     } catch (error) {
       if (isTimeout(error)) throw new ConnectorError('SdkTimeout', `${method} ${path}`, { cause: error });
       throw new ConnectorError('SdkClientError', `${method} ${path}: ${describe(error)}`, { cause: error });
+    } finally {
+      this.#slots.release();
     }
   }
 
@@ -154,9 +175,11 @@ export class SdkClient implements SwitchConnector {
 
 /**
  * Transport errors that mean the request certainly never reached the switch connector: the
- * connection was refused, the name did not resolve, or the connection was never opened in time.
+ * connection was refused, the name did not resolve, the connection was never opened in time, or
+ * no connection was free within the call's time (the request never left this process).
  */
-const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = 'CC_NO_FREE_CONNECTION';
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', NOT_SENT]);
 
 /** True only when `error` (the transport's own error) proves that the request was never sent. */
 export function neverReachedSwitch(error: unknown): boolean {
