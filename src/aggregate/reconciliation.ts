@@ -140,13 +140,17 @@ export class Reconciliation {
   /**
    * Whose is a movement no record of the period expected: a record that changed in another
    * period and expects it there ('elsewhere'), a record that does not expect it (its
-   * expectation, possibly none), or nobody (undefined).
+   * expectation, possibly none), or nobody (undefined). A refund is booked under its own
+   * reference, which names no record: its payment is found by it (a refund booked on one day
+   * whose payment became REFUNDED the next belongs to that next day, as the payment's debit does).
    */
   async #owner(movement: InstitutionMovement): Promise<'elsewhere' | { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined } | undefined> {
     const transfer = await this.inboundStore.findTransfer(movement.reference);
     const payment =
       transfer === undefined
-        ? ((await this.outgoingStore.findByTransferId(movement.reference)) ?? (await this.outgoingStore.findByHomeTransactionId(movement.reference)))
+        ? ((await this.outgoingStore.findByTransferId(movement.reference)) ??
+          (await this.outgoingStore.findByHomeTransactionId(movement.reference)) ??
+          (await this.outgoingStore.findByRefundReference(movement.reference)))
         : undefined;
     const record = transfer ?? payment;
     if (record === undefined) return undefined;

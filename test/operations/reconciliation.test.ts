@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
+import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { refundReference } from '../../src/domain/outgoing-references.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
@@ -120,6 +121,42 @@ describe('daily reconciliation against the sandbox institution', () => {
       stderr: '',
     });
     expect(readFileSync(out, 'utf8')).toBe(String(csv.body));
+  }, 60_000);
+
+  it.each(['SQLite', 'PostgreSQL'])('a refund booked on one day whose payment became REFUNDED the next belongs to that next day, as its debit does (%s)', async (store) => {
+    database = store === 'PostgreSQL' ? await createTestDatabase() : undefined;
+    const env = database === undefined ? {} : { DATABASE_URL: database.url };
+    h = await startHarness({ env, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['refund'], failures: 1, kind: 'timeout' }) } });
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: { status: 500 } });
+    const terms = await initiate(h, body);
+    await channelDebit(h, home, '100');
+    const transferId = String(terms['transferId']);
+    // The switch refuses the accept; the institution books the refund on the 23rd, its answer is lost.
+    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    expect((await new SqlOutgoingStore(h.app.database).findByHomeTransactionId(home))?.state).toBe('REFUNDING');
+    // The next day the recovery worker refunds again under the same reference (paid once) and finishes.
+    h.clock.advance(24 * 3600 * 1000);
+    await h.app.outgoingRecovery.runOnce();
+    expect((await new SqlOutgoingStore(h.app.database).findByHomeTransactionId(home))?.state).toBe('REFUNDED');
+
+    const none = { matched: 0, missing_at_institution: 0, unknown_to_connector: 0, amount_mismatch: 0, pending: 0 };
+    // The 23rd, when both movements were booked: the payment changed last on the 24th, so neither is the 23rd's.
+    expect((await h.callOperations('GET', '/operations/reconciliation?date=2026-11-23')).body).toMatchObject({ counts: none, lines: [] });
+    const next = (await h.callOperations('GET', '/operations/reconciliation?date=2026-11-24')).body as Report;
+    expect(next.counts).toEqual({ ...none, matched: 2 });
+    const pick = (line: Record<string, unknown>): unknown[] => [line['category'], line['reference'], line['direction'], line['subjectId'], line['connectorState'], line['bookedAt']];
+    const lines = [
+      ['matched', home, 'customer-debit', home, 'REFUNDED', '2026-11-23T10:00:00.000Z'],
+      ['matched', refundReference(transferId), 'customer-credit', home, 'REFUNDED', '2026-11-23T10:00:00.000Z'],
+    ].sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+    expect(next.lines.map(pick)).toEqual(lines);
+    expect(await reconcileCli(['--date', '2026-11-23', '--out', join(h.dataDir, 'day.csv')])).toEqual({
+      code: 0,
+      stdout: `2026-11-23: matched 0, missing_at_institution 0, unknown_to_connector 0, amount_mismatch 0, pending 0\nreport: ${join(h.dataDir, 'day.csv')}\n`,
+      stderr: '',
+    });
   }, 60_000);
 
   it('refuses, before reading the institution, a period with more records than RECONCILIATION_MAX_RECORDS, counting transfers and payments together', async () => {
