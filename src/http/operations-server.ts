@@ -119,7 +119,8 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
       ...(query['from'] === undefined || query['from'] === '' ? {} : { createdFrom: instantOf(query['from'], 'from') }),
       ...(query['to'] === undefined || query['to'] === '' ? {} : { createdTo: instantOf(query['to'], 'to') }),
       ...(query['attention'] === 'true' ? { needsAttention: true } : {}),
-      limit: MAX_LIST,
+      // One more than is shown, from each kind: a list that one kind fills is cut, and says so.
+      limit: MAX_LIST + 1,
     };
     const items = [];
     for (const subject of subjects) {
