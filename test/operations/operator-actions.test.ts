@@ -149,6 +149,27 @@ describe('operator actions', () => {
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 
+  it('a reason or evidence of spaces only is refused (400 3100) by every action, and nothing changes', async () => {
+    h = await startHarness();
+    const { home, transferId } = await confirmingPayment();
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    const blank = (field: string, hint: string) => ({ status: 400, body: { statusCode: '3100', message: `Generic validation error: body/${field} is blank; ${hint}` } });
+    const why = blank('reason', 'say why (it goes into the audit trail)');
+    const base = `/operations/items/outgoing_payment/${home}`;
+    const store = new SqlOutgoingStore(h.app.database);
+    const before = await store.findByHomeTransactionId(home);
+    expect(before?.state).toBe('CONFIRMING');
+    expect(await h.callOperations('POST', `${base}/retry`, { reason: '   ' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/apply-switch-outcome`, { outcome: 'ABORTED', reason: '\u00a0 ' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/resolve`, { outcome: 'ABORTED', reason: ' ', evidence: 'hub ticket 881' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/resolve`, { outcome: 'ABORTED', reason: 'hub aborted it', evidence: '  ' })).toEqual(
+      blank('evidence', 'say what the institution or the hub confirmed, and its reference'),
+    );
+    expect(await store.findByHomeTransactionId(home)).toEqual(before);
+    expect((await h.app.audit.history('outgoing_payment', home)).filter((event) => event.cause === 'operator')).toEqual([]);
+    expect(h.fakeSwitch.requests.filter((request) => request.method === 'GET' && request.path === `/transfers/${transferId}`)).toHaveLength(1);
+  });
+
   it("racing the recovery worker on the same payment, the switch's ABORTED refunds the customer exactly once", async () => {
     h = await startHarness();
     const { home, transferId } = await confirmingPayment();
