@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { config as loadDotenv } from 'dotenv';
 import { request } from 'undici';
+import { readReport, reportCsv } from './aggregate/reconciliation.js';
 import { nextPollDelayMs } from './identifiers/progress-polling.js';
 import { applyRuntimeFlags } from './runtime-flags.js';
 
@@ -22,8 +23,9 @@ import { applyRuntimeFlags } from './runtime-flags.js';
  *
  * Asks the running connector's operations server (with OPERATOR_TOKEN, from the environment or
  * .env) to compare its records of that UTC day with the institution's transactions, prints the
- * counts per category and writes the report (CSV by default). Exits 0 when every line matched
- * (or is still pending), 3 when discrepancies were found.
+ * counts per category and writes the report (CSV by default), both from the one report it asks
+ * for. Exits 0 when every line matched (or is still pending), 3 when discrepancies were found, 1
+ * (writing nothing) when the connector refused or answered something that is no report.
  */
 
 const USAGE =
@@ -122,21 +124,36 @@ async function reconcilePaymentsCommand(args: string[]): Promise<number> {
   const base = (option(args, 'url') ?? `http://127.0.0.1:${process.env['OPERATIONS_PORT'] ?? '3005'}`).replace(/\/+$/, '');
   const headers = { authorization: `Bearer ${token}` };
   const query = date !== undefined ? `date=${encodeURIComponent(date)}` : `from=${encodeURIComponent(from ?? '')}&to=${encodeURIComponent(to ?? '')}`;
+  // One report, asked for once: its counts and its file (CSV written here as the server writes it)
+  // come from the same answer, never from a second report the institution may answer otherwise.
   const answer = await request(`${base}/operations/reconciliation?${query}`, { headers });
-  const report = (await answer.body.json()) as { counts?: Record<string, number>; message?: string };
-  if (answer.statusCode !== 200 || report.counts === undefined) {
-    process.stderr.write(`the connector refused: HTTP ${answer.statusCode} ${report.message ?? ''}\n`);
+  const text = await answer.body.text();
+  const body = jsonOrUndefined(text);
+  if (answer.statusCode !== 200) {
+    const message = typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string' ? body.message : text.slice(0, 200);
+    process.stderr.write(`the connector refused: HTTP ${answer.statusCode} ${message}\n`);
+    return 1;
+  }
+  const report = readReport(body);
+  if (report === undefined) {
+    process.stderr.write(`the connector's answer is not a reconciliation report (HTTP ${answer.statusCode}); nothing written\n`);
     return 1;
   }
   const out = option(args, 'out') ?? `reconciliation-${period.replace(/[^0-9A-Za-z.-]/g, '')}.${format}`;
-  if (format === 'csv') {
-    const csv = await request(`${base}/operations/reconciliation?${query}&format=csv`, { headers });
-    writeFileSync(out, await csv.body.text());
-  } else writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(out, format === 'csv' ? [...reportCsv(report)].join('') : `${JSON.stringify(report, null, 2)}\n`);
   const counts = report.counts;
   process.stdout.write(`${period}: ${Object.entries(counts).map(([category, count]) => `${category} ${count}`).join(', ')}\nreport: ${out}\n`);
-  const discrepancies = (counts['missing_at_institution'] ?? 0) + (counts['unknown_to_connector'] ?? 0) + (counts['amount_mismatch'] ?? 0);
+  const discrepancies = counts.missing_at_institution + counts.unknown_to_connector + counts.amount_mismatch;
   return discrepancies === 0 ? 0 : 3;
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's page, a cut answer): the caller says so.
+    return undefined;
+  }
 }
 
 /** Lists what the registry and the institution disagree on; with --fix, opts out and registers to agree. */

@@ -93,27 +93,32 @@ export class OperatorActions {
    * An outgoing payment whose accept was answered with no outcome: the switch is asked now, and
    * its answer is applied only if it is the final state the operator expects (COMPLETED, or
    * ABORTED, which refunds the customer once, under the refund's own reference). A switch that
-   * answers otherwise, or not at all, changes nothing.
+   * answers otherwise, or not at all, changes nothing: an ACCEPTING payment is taken over (moved
+   * to CONFIRMING) only once the switch has reported the expected outcome.
    */
   async applySwitchOutcome(id: string, expected: 'COMPLETED' | 'ABORTED', request: OperatorRequest): Promise<OutgoingPaymentRecord> {
     const found = await this.#payment(id);
     return this.#as(request, 'apply-switch-outcome', 'outgoing_payment', id, () =>
       this.deps.outgoing.exclusive(found.homeTransactionId, async () => {
-        let payment = await this.#payment(id);
+        const payment = await this.#payment(id);
         if (payment.state === 'ACCEPTING') {
           const runningMs = this.deps.clock.now().getTime() - Date.parse(payment.updatedAt);
           if (runningMs < this.deps.acceptRunsForMs) throw refused(`the accept was sent ${Math.floor(runningMs / 1000)} s ago and may still be running; try again after ${Math.ceil(this.deps.acceptRunsForMs / 1000)} s`);
-          payment = await this.deps.outgoingSettlement.move(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: 'accept taken over by an operator; asking the switch' });
-        }
-        if (payment.state !== 'CONFIRMING') throw refused(`the payment is ${payment.state}; only ACCEPTING or CONFIRMING waits for the switch's outcome`);
-        assert(payment.transferId !== null, `payment ${payment.homeTransactionId} in CONFIRMING without a transferId`);
+        } else if (payment.state !== 'CONFIRMING') throw refused(`the payment is ${payment.state}; only ACCEPTING or CONFIRMING waits for the switch's outcome`);
+        assert(payment.transferId !== null, `payment ${payment.homeTransactionId} in ${payment.state} without a transferId`);
         const status = await this.deps.switchConnector.getTransfer(payment.transferId);
         const reported = status.currentState ?? 'UNSPECIFIED';
         if (reported !== expected) throw refused(`the switch reports ${reported}, not ${expected}; nothing changed`);
-        let after = await this.deps.outgoingSettlement.confirm(payment);
-        // ABORTED starts the refund; it is tried at once, and the recovery worker retries it if it fails.
-        if (after.state === 'REFUNDING') after = await this.deps.outgoingSettlement.refund(after);
-        return after;
+        let confirming = payment;
+        if (payment.state === 'ACCEPTING') {
+          // Compare-and-set: an accept that finished meanwhile (on any replica) wins.
+          const moved = await this.deps.outgoingSettlement.tryMove(payment, ['ACCEPTING'], 'CONFIRMING', { lastError: `accept taken over by an operator; the switch reports ${reported}` });
+          if (moved === undefined) throw busy(await this.#payment(id), 'ACCEPTING');
+          confirming = moved;
+        }
+        // Applies the switch's final state. ABORTED starts the refund and tries it once, here; the
+        // recovery worker retries a failed one.
+        return this.deps.outgoingSettlement.confirm(confirming);
       }),
     );
   }

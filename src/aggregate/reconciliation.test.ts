@@ -38,6 +38,7 @@ function world(transfers: readonly TransferRecord[], movements: readonly Institu
     },
     findByTransferId: async () => undefined,
     findByHomeTransactionId: async () => undefined,
+    findByRefundReference: async () => undefined,
   } as unknown as OutgoingStore;
   const institution = {
     name: 'counting',

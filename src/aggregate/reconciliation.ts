@@ -140,13 +140,17 @@ export class Reconciliation {
   /**
    * Whose is a movement no record of the period expected: a record that changed in another
    * period and expects it there ('elsewhere'), a record that does not expect it (its
-   * expectation, possibly none), or nobody (undefined).
+   * expectation, possibly none), or nobody (undefined). A refund is booked under its own
+   * reference, which names no record: its payment is found by it (a refund booked on one day
+   * whose payment became REFUNDED the next belongs to that next day, as the payment's debit does).
    */
   async #owner(movement: InstitutionMovement): Promise<'elsewhere' | { readonly record: TransferRecord | OutgoingPaymentRecord; readonly expects: Expectation | undefined } | undefined> {
     const transfer = await this.inboundStore.findTransfer(movement.reference);
     const payment =
       transfer === undefined
-        ? ((await this.outgoingStore.findByTransferId(movement.reference)) ?? (await this.outgoingStore.findByHomeTransactionId(movement.reference)))
+        ? ((await this.outgoingStore.findByTransferId(movement.reference)) ??
+          (await this.outgoingStore.findByHomeTransactionId(movement.reference)) ??
+          (await this.outgoingStore.findByRefundReference(movement.reference)))
         : undefined;
     const record = transfer ?? payment;
     if (record === undefined) return undefined;
@@ -315,6 +319,50 @@ function csvField(value: string): string {
   // quoted with an apostrophe. A negative decimal number alone is left as it is.
   const safe = /^[=+\-@\t\r]/.test(value) && !/^-\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/**
+ * A report read back from its JSON (reportJson), as the command line receives it: the report, or
+ * undefined when the value is not one (a field missing or of another type, a category unknown, or
+ * counts that are not its lines'). Its CSV is then reportCsv's, the same bytes the server writes.
+ */
+export function readReport(value: unknown): ReconciliationReport | undefined {
+  if (!isObject(value) || !isObject(value['period']) || !isObject(value['counts']) || !Array.isArray(value['lines'])) return undefined;
+  const { period, counts, lines } = value;
+  if (typeof value['adapter'] !== 'string' || typeof value['generatedAt'] !== 'string' || typeof period['from'] !== 'string' || typeof period['to'] !== 'string') return undefined;
+  const read: ReconciliationLine[] = [];
+  for (const line of lines) {
+    const parsed = readLine(line);
+    if (parsed === undefined) return undefined;
+    read.push(parsed);
+  }
+  const counted = Object.fromEntries(RECONCILIATION_CATEGORIES.map((category) => [category, read.filter((line) => line.category === category).length])) as Record<ReconciliationCategory, number>;
+  if (Object.keys(counts).length !== RECONCILIATION_CATEGORIES.length || RECONCILIATION_CATEGORIES.some((category) => counts[category] !== counted[category])) return undefined;
+  return { period: { from: period['from'], to: period['to'] }, adapter: value['adapter'], generatedAt: value['generatedAt'], counts: counted, lines: read };
+}
+
+function readLine(value: unknown): ReconciliationLine | undefined {
+  if (!isObject(value)) return undefined;
+  const text = (name: string): string | undefined => {
+    const field = value[name];
+    return typeof field === 'string' ? field : undefined;
+  };
+  const textOrNull = (name: string): string | null | undefined => (value[name] === null ? null : text(name));
+  const category = RECONCILIATION_CATEGORIES.find((known) => known === value['category']);
+  const direction = DIRECTIONS.find((known) => known === value['direction']);
+  const subject = value['subject'] === null ? null : SUBJECTS.find((known) => known === value['subject']);
+  const [reference, currency, note] = [text('reference'), text('currency'), text('note')];
+  const [subjectId, connectorState, expectedAmount, institutionAmount, institutionId, bookedAt] = ['subjectId', 'connectorState', 'expectedAmount', 'institutionAmount', 'institutionId', 'bookedAt'].map(textOrNull);
+  if (category === undefined || direction === undefined || subject === undefined || reference === undefined || currency === undefined || note === undefined) return undefined;
+  if (subjectId === undefined || connectorState === undefined || expectedAmount === undefined || institutionAmount === undefined || institutionId === undefined || bookedAt === undefined) return undefined;
+  return { category, reference, direction, subject, subjectId, connectorState, currency, expectedAmount, institutionAmount, institutionId, bookedAt, note };
+}
+
+const DIRECTIONS = ['customer-credit', 'customer-debit'] as const;
+const SUBJECTS = ['incoming_transfer', 'outgoing_payment'] as const;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The period of one UTC day, YYYY-MM-DD. */

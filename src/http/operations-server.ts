@@ -17,6 +17,7 @@ import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-sto
 import type { InboundStore, RecordSearch, TransferRecord } from '../ports/store.js';
 import { registerHealth, type HealthCheck } from './health.js';
 import { operatorAuth } from './operator-auth.js';
+import { statedText } from './operator-reason.js';
 import { createServer, type ServerOptions } from './server-common.js';
 
 export interface OperationsServerOptions extends ServerOptions {
@@ -119,7 +120,8 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
       ...(query['from'] === undefined || query['from'] === '' ? {} : { createdFrom: instantOf(query['from'], 'from') }),
       ...(query['to'] === undefined || query['to'] === '' ? {} : { createdTo: instantOf(query['to'], 'to') }),
       ...(query['attention'] === 'true' ? { needsAttention: true } : {}),
-      limit: MAX_LIST,
+      // One more than is shown, from each kind: a list that one kind fills is cut, and says so.
+      limit: MAX_LIST + 1,
     };
     const items = [];
     for (const subject of subjects) {
@@ -152,13 +154,14 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
   server.post<{ Params: ItemParams; Body: { reason: string } }>(
     '/operations/items/:subject/:id/retry',
     { onRequest: authenticate, schema: { params: itemParams, body: reasonBody } },
-    async (request) => deps.actions.retryNow(request.params.subject, request.params.id, { operator: operatorOf(request), reason: request.body.reason }),
+    async (request) => deps.actions.retryNow(request.params.subject, request.params.id, { operator: operatorOf(request), reason: statedText(request.body.reason, 'reason') }),
   );
 
   server.post<{ Params: { id: string }; Body: { outcome: 'COMPLETED' | 'ABORTED'; reason: string } }>(
     '/operations/items/outgoing_payment/:id/apply-switch-outcome',
     { onRequest: authenticate, schema: { params: { type: 'object', required: ['id'], properties: { id: textField(128) } }, body: outcomeBody } },
-    async (request) => paymentItem(await deps.actions.applySwitchOutcome(request.params.id, request.body.outcome, { operator: operatorOf(request), reason: request.body.reason })),
+    async (request) =>
+      paymentItem(await deps.actions.applySwitchOutcome(request.params.id, request.body.outcome, { operator: operatorOf(request), reason: statedText(request.body.reason, 'reason') })),
   );
 
   server.post<{ Params: ItemParams; Body: { outcome: string; reason: string; evidence: string } }>(
@@ -166,7 +169,8 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
     { onRequest: authenticate, schema: { params: itemParams, body: resolveBody } },
     async (request) => {
       const { subject, id } = request.params;
-      const resolved = await deps.actions.resolve(subject, id, request.body.outcome, { operator: operatorOf(request), reason: request.body.reason, evidence: request.body.evidence });
+      const stated = { reason: statedText(request.body.reason, 'reason'), evidence: statedText(request.body.evidence, 'evidence') };
+      const resolved = await deps.actions.resolve(subject, id, request.body.outcome, { operator: operatorOf(request), ...stated });
       return 'homeTransactionId' in resolved ? paymentItem(resolved) : transferItem(resolved);
     },
   );

@@ -103,6 +103,8 @@ export interface OutgoingStore {
   insert(payment: NewOutgoingPayment): Promise<InsertResult<OutgoingPaymentRecord>>;
   findByHomeTransactionId(homeTransactionId: string): Promise<OutgoingPaymentRecord | undefined>;
   findByTransferId(transferId: string): Promise<OutgoingPaymentRecord | undefined>;
+  /** The payment whose refund carries this reference at the institution (refundReference of its transferId). */
+  findByRefundReference(refundReference: string): Promise<OutgoingPaymentRecord | undefined>;
   /**
    * Moves a payment to `to` only when its state is one of `from` (compare-and-set); returns the
    * updated record, or undefined when the state was not one of `from`.

@@ -8,6 +8,7 @@ import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
 import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 import { hubAnswer } from '../support/fake-switch.js';
+import { flaggedPayments } from '../support/outgoing-rows.js';
 
 /**
  * The operations console end to end in a real browser: Debian's chromium driven by
@@ -177,6 +178,12 @@ describe('operations console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Reconcile' }).click();
     await expect.poll(() => page.locator('#status').textContent()).toBe('Reconciled 2026-11-23: 0 line(s) need a look.');
     await shot(page, '6-reconciliation');
+
+    // A search that more than 200 items match shows the first 200 and says so.
+    await flaggedPayments(harness.app.database, 0, 201);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('#results-caption').textContent()).toBe('200 found (the first 200; narrow the search)');
+    expect(await page.locator('#results tbody tr').count()).toBe(200);
     expect(failedRequests).toEqual([]);
   }, 60_000);
 });

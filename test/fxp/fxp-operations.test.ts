@@ -198,4 +198,22 @@ describe('FX provider operations server', () => {
     expect((await fx.callOperations('POST', `/operations/fx-conversions/${unknown}/resolve`, { outcome: 'COMMITTED', reason: 'r' }, ANA)).status).toBe(400);
     expect((await fx.callOperations('POST', `/operations/fx-conversions/${unknown}/resolve`, { outcome: 'COMMITTED', reason: 'r', evidence: 'e' }, ANA)).status).toBe(404);
   });
+
+  it('a reason or evidence of spaces only is refused (400 3100) and nothing changes', async () => {
+    const fx = await start();
+    const id = await flaggedConversion(fx);
+    const resolve = (reason: string, evidence: string): ReturnType<FxpHarness['callOperations']> =>
+      fx.callOperations('POST', `/operations/fx-conversions/${id}/resolve`, { outcome: 'ABORTED', reason, evidence }, ANA);
+    expect(await resolve('   ', 'hub report 14')).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: body/reason is blank; say why (it goes into the audit trail)' } });
+    expect(await resolve('hub aborted it', '\u00a0\u2003')).toEqual({
+      status: 400,
+      body: { statusCode: '3100', message: 'Generic validation error: body/evidence is blank; say what the institution or the hub confirmed, and its reference' },
+    });
+    expect(await liquidity(fx)).toEqual({ 'liquidity-mwk': '50000000 held 12860.32', 'liquidity-zmw': '1000000 held 0' });
+    const detail = (await fx.callOperations('GET', `/operations/fx-conversions/${id}`, undefined, ANA)).body as { conversion: Record<string, unknown>; history: Array<{ cause: string }> };
+    expect(detail.conversion).toMatchObject({ state: 'RESERVED', needsAttention: true });
+    expect(detail.history.filter((event) => event.cause === 'operator')).toEqual([]);
+    // Words around spaces are kept as written.
+    expect((await resolve('  hub aborted it ', 'hub report 14')).status).toBe(200);
+  });
 });

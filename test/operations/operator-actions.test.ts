@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import { notification } from '../support/backend-bodies.js';
 import { TEST_CHANNEL_API_KEY, TEST_OPERATOR_TOKENS } from '../support/harness.js';
@@ -75,6 +77,97 @@ describe('operator actions', () => {
       ['CONFIRMING', 'REFUNDING', 'alice', 'apply-switch-outcome: switch portal shows the transfer aborted'],
       ['REFUNDING', 'REFUNDED', 'alice', 'apply-switch-outcome: switch portal shows the transfer aborted'],
     ]);
+  });
+
+  it("apply the switch's outcome to a payment a crash left in ACCEPTING: nothing moves, the flag stays, until the switch reports the expected outcome", async () => {
+    h = await startHarness();
+    const { home, transferId } = await confirmingPayment();
+    // As a process that crashed during its accept leaves it (and the recovery worker has flagged it).
+    await sql`update outgoing_payments set state = 'ACCEPTING', needs_attention = 1, last_error = 'accept interrupted' where home_transaction_id = ${home}`.execute(h.app.database.reader());
+    h.clock.advance(600_000);
+    const before = await balances(h);
+    const asked = (): number => h.fakeSwitch.requests.filter((request) => request.method === 'GET' && request.path === `/transfers/${transferId}`).length;
+    const askedBefore = asked();
+    const apply = (outcome: string): ReturnType<Harness['callOperations']> =>
+      h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome, reason: 'hub portal shows it aborted' });
+    const untouched = async (): Promise<void> => {
+      expect(await new SqlOutgoingStore(h.app.database).findByHomeTransactionId(home)).toMatchObject({ state: 'ACCEPTING', needsAttention: true, lastError: 'accept interrupted' });
+      expect((await h.app.audit.history('outgoing_payment', home)).filter((event) => event.cause === 'operator')).toEqual([]);
+    };
+
+    expect(await apply('ABORTED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports NOT_AT_HUB, not ABORTED; nothing changed' } });
+    await untouched();
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    expect(await apply('COMPLETED')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Operator action refused: the switch reports ABORTED, not COMPLETED; nothing changed' } });
+    await untouched();
+    h.fakeSwitch.setTransferStatus(transferId, { status: 503, body: { statusCode: '2003', message: 'down' } });
+    expect((await apply('ABORTED')).status).toBe(503);
+    await untouched();
+    expect(asked() - askedBefore).toBe(3);
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe(before.of(PAYER_ACCOUNT).balance);
+
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    const applied = await apply('ABORTED');
+    expect(applied.status).toBe(200);
+    expect(applied.body).toMatchObject({ id: home, state: 'REFUNDED', needsAttention: false });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+    const byOperator = (await h.app.audit.history('outgoing_payment', home)).filter((event) => event.cause === 'operator');
+    expect(byOperator.map((event) => [event.fromState, event.toState, event.reason])).toEqual([
+      ['ACCEPTING', 'CONFIRMING', 'apply-switch-outcome: hub portal shows it aborted'],
+      ['CONFIRMING', 'REFUNDING', 'apply-switch-outcome: hub portal shows it aborted'],
+      ['REFUNDING', 'REFUNDED', 'apply-switch-outcome: hub portal shows it aborted'],
+    ]);
+  });
+
+  it("apply the switch's ABORTED with the institution's refund failing: one refund call and one attempt per action; the recovery worker retries it", async () => {
+    let refunds = 0;
+    h = await startHarness({
+      overrides: {
+        wrapCoreBanking: (inner) =>
+          interceptCoreBanking(new FaultyCoreBanking(inner, { operations: ['refund'], failures: 1, kind: 'unavailable' }), (operation, call) => {
+            if (operation === 'refund') refunds += 1;
+            return call();
+          }),
+      },
+    });
+    const { home, transferId } = await confirmingPayment();
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    const applied = await h.callOperations('POST', `/operations/items/outgoing_payment/${home}/apply-switch-outcome`, { outcome: 'ABORTED', reason: 'hub portal shows it aborted' });
+    expect(applied.status).toBe(200);
+    expect(applied.body).toMatchObject({ id: home, state: 'REFUNDING', attempts: 1 });
+    expect(refunds).toBe(1);
+    const refunding = (await h.app.audit.history('outgoing_payment', home)).filter((event) => event.fromState === 'REFUNDING' || event.toState === 'REFUNDING');
+    expect(refunding.map((event) => [event.fromState, event.toState, event.attempt, event.cause])).toEqual([
+      ['CONFIRMING', 'REFUNDING', 0, 'operator'],
+      ['REFUNDING', 'REFUNDING', 1, 'operator'],
+    ]);
+
+    h.clock.advance(600_000);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(refunds).toBe(2);
+    expect((await new SqlOutgoingStore(h.app.database).findByHomeTransactionId(home))?.state).toBe('REFUNDED');
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('a reason or evidence of spaces only is refused (400 3100) by every action, and nothing changes', async () => {
+    h = await startHarness();
+    const { home, transferId } = await confirmingPayment();
+    h.fakeSwitch.setTransferStatus(transferId, hubAnswer(transferId, 'ABORTED'));
+    const blank = (field: string, hint: string) => ({ status: 400, body: { statusCode: '3100', message: `Generic validation error: body/${field} is blank; ${hint}` } });
+    const why = blank('reason', 'say why (it goes into the audit trail)');
+    const base = `/operations/items/outgoing_payment/${home}`;
+    const store = new SqlOutgoingStore(h.app.database);
+    const before = await store.findByHomeTransactionId(home);
+    expect(before?.state).toBe('CONFIRMING');
+    expect(await h.callOperations('POST', `${base}/retry`, { reason: '   ' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/apply-switch-outcome`, { outcome: 'ABORTED', reason: '\u00a0 ' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/resolve`, { outcome: 'ABORTED', reason: ' ', evidence: 'hub ticket 881' })).toEqual(why);
+    expect(await h.callOperations('POST', `${base}/resolve`, { outcome: 'ABORTED', reason: 'hub aborted it', evidence: '  ' })).toEqual(
+      blank('evidence', 'say what the institution or the hub confirmed, and its reference'),
+    );
+    expect(await store.findByHomeTransactionId(home)).toEqual(before);
+    expect((await h.app.audit.history('outgoing_payment', home)).filter((event) => event.cause === 'operator')).toEqual([]);
+    expect(h.fakeSwitch.requests.filter((request) => request.method === 'GET' && request.path === `/transfers/${transferId}`)).toHaveLength(1);
   });
 
   it("racing the recovery worker on the same payment, the switch's ABORTED refunds the customer exactly once", async () => {

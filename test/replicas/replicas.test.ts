@@ -167,6 +167,7 @@ describe('two replicas on one PostgreSQL database', () => {
       'outgoing-006-created-at',
       'outgoing-007-state-counts',
       'outgoing-008-state-created',
+      'outgoing-009-refund-reference-index',
       'sandbox-001-ledger',
       'sandbox-002-consent-withdrawals',
       'sandbox-003-float-shards',

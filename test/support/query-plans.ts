@@ -19,7 +19,7 @@ export async function sqlitePlans(path: string, run: (database: SqlDatabase) => 
     },
   });
   try {
-    await run({ dialect: 'sqlite', reader: () => db, listReader: () => db, snapshot: (work: (db: Kysely<AnySchema>) => Promise<unknown>) => work(db) } as unknown as SqlDatabase);
+    await run({ dialect: 'sqlite', reader: () => db, quickReader: () => db, listReader: () => db, snapshot: (work: (db: Kysely<AnySchema>) => Promise<unknown>) => work(db) } as unknown as SqlDatabase);
     return sent.map((query) =>
       connection
         .prepare(`explain query plan ${query.sql}`)

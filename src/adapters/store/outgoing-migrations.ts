@@ -97,4 +97,13 @@ export const outgoingMigrations: readonly Migration[] = [
       await db.schema.createIndex('outgoing_payments_attention_created').ifNotExists().on('outgoing_payments').columns(['needs_attention', 'created_at']).execute();
     },
   },
+  {
+    // Reconciliation finds the payment a refund belongs to by the refund's reference, when the
+    // refund was booked on another day than the one its payment last changed: without the index,
+    // each such movement read every payment.
+    id: 'outgoing-009-refund-reference-index',
+    async up(db) {
+      await db.schema.createIndex('outgoing_payments_refund_reference').ifNotExists().on('outgoing_payments').columns(['refund_reference']).execute();
+    },
+  },
 ];

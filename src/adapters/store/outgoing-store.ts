@@ -84,6 +84,11 @@ export class SqlOutgoingStore implements OutgoingStore {
     return row === undefined ? undefined : paymentFromRow(row);
   }
 
+  async findByRefundReference(refundReference: string): Promise<OutgoingPaymentRecord | undefined> {
+    const row = await FIND_BY_REFUND_REFERENCE.first(this.database.quickReader<Schema>(), { refundReference });
+    return row === undefined ? undefined : paymentFromRow(row);
+  }
+
   async transition(
     homeTransactionId: string,
     from: readonly OutgoingState[],
@@ -207,6 +212,11 @@ const FIND_BY_HOME_TRANSACTION_ID = queryTemplate('find outgoing payment', (db: 
 
 const FIND_BY_TRANSFER_ID = queryTemplate('find outgoing payment by transferId', (db: Db, p: Slots<{ transferId: string }>) =>
   db.selectFrom('outgoing_payments').selectAll().where('transfer_id', '=', p.transferId),
+);
+
+/** Through outgoing_payments_refund_reference (outgoing-009-refund-reference-index). */
+const FIND_BY_REFUND_REFERENCE = queryTemplate('find outgoing payment by refund reference', (db: Db, p: Slots<{ refundReference: string }>) =>
+  db.selectFrom('outgoing_payments').selectAll().where('refund_reference', '=', p.refundReference),
 );
 
 function errorCodeOf(changes: OutgoingChanges): string | null {

@@ -177,6 +177,22 @@ describe('a console search by id, with other filters', () => {
   });
 });
 
+describe('the payment a refund belongs to, found by the refund\'s reference (reconciliation)', () => {
+  it('is found through its index on SQLite, not by reading every payment', async () => {
+    const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
+    const plans = await sqlitePlans(path, async (reader) => {
+      expect(await new SqlOutgoingStore(reader).findByRefundReference('0b9a7c52-5d4e-5c3b-9e1a-2f6d8c4b7a10')).toBeUndefined();
+    });
+    expect(plans).toEqual([['SEARCH outgoing_payments USING INDEX outgoing_payments_refund_reference (refund_reference=?)']]);
+  });
+
+  it('has the same index on PostgreSQL', async () => {
+    expect(await postgresIndexes([...connectorMigrations, ...outgoingMigrations], ['outgoing_payments_refund_reference'])).toEqual([
+      'CREATE INDEX outgoing_payments_refund_reference ON public.outgoing_payments USING btree (refund_reference)',
+    ]);
+  });
+});
+
 describe('the recovery workers\' claims, with the console\'s indexes beside them', () => {
   it('still take the due and the stale rows through the recovery indexes on SQLite', async () => {
     const path = await migratedSqlite([...connectorMigrations, ...outgoingMigrations]);
@@ -515,7 +531,7 @@ describe('the identifier reconciliation\'s pages of the registry', () => {
 describe('indexes built by hand before an upgrade (docs/deployment.md, Upgrading)', () => {
   it('are kept by the migrations that would build them, on PostgreSQL', async () => {
     const all = [...connectorMigrations, ...outgoingMigrations, ...identifierMigrations, ...identifierJobMigrations, ...auditMigrations];
-    const building = ['audit-002-subject-at', 'connector-004-created-at', 'connector-005-attention', 'connector-007-state-created', 'outgoing-006-created-at', 'outgoing-008-state-created', 'identifiers-006-registry-job-state', 'identifiers-007-job-lines-pending'];
+    const building = ['audit-002-subject-at', 'connector-004-created-at', 'connector-005-attention', 'connector-007-state-created', 'outgoing-006-created-at', 'outgoing-008-state-created', 'outgoing-009-refund-reference-index', 'identifiers-006-registry-job-state', 'identifiers-007-job-lines-pending'];
     expect(all.filter((migration) => building.includes(migration.id)).map((migration) => migration.id).sort()).toEqual([...building].sort());
     postgres = await createTestDatabase();
     const database = new PostgresDatabase({ url: postgres.url, poolMax: 1 });
@@ -530,6 +546,7 @@ describe('indexes built by hand before an upgrade (docs/deployment.md, Upgrading
         'create index concurrently outgoing_payments_created on outgoing_payments (created_at)',
         'create index concurrently outgoing_payments_state_created on outgoing_payments (state, created_at)',
         'create index concurrently outgoing_payments_attention_created on outgoing_payments (needs_attention, created_at)',
+        'create index concurrently outgoing_payments_refund_reference on outgoing_payments (refund_reference)',
         'create index concurrently identifier_registry_job_state on identifier_registry (job_id, state, id_type, id_value, id_sub_value)',
         "create index concurrently identifier_job_lines_pending on identifier_job_lines (job_id, line) where outcome = 'PENDING'",
         'drop index concurrently identifier_registry_job',

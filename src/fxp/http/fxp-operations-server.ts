@@ -4,6 +4,7 @@ import { ConnectorError } from '../../domain/errors.js';
 import { SWITCH_ID_PATTERN } from '../../domain/identifiers.js';
 import { registerHealth, type HealthCheck } from '../../http/health.js';
 import { operatorAuth } from '../../http/operator-auth.js';
+import { statedText } from '../../http/operator-reason.js';
 import { createServer, type ServerOptions } from '../../http/server-common.js';
 import type { FxOperatorActions, FxOutcome } from '../aggregate/fx-operator-actions.js';
 import type { ConversionRecord, ConversionState, FxStore } from '../store/fx-store.js';
@@ -69,7 +70,8 @@ export function buildFxpOperationsServer(deps: { readonly store: FxStore; readon
     { onRequest: authenticate, schema: { params: idParams, body: resolveBody } },
     async (request) => {
       const { outcome, reason, evidence } = request.body;
-      return conversionView(await deps.actions.resolve(request.params.commitRequestId, outcome, { operator: operatorOf(request), reason, evidence }));
+      const stated = { reason: statedText(reason, 'reason'), evidence: statedText(evidence, 'evidence') };
+      return conversionView(await deps.actions.resolve(request.params.commitRequestId, outcome, { operator: operatorOf(request), ...stated }));
     },
   );
   return server;
