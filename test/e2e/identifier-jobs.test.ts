@@ -717,3 +717,31 @@ describe('a job\'s progress', () => {
     }
   });
 });
+
+describe('identifiers reconcile on the command line', () => {
+  it('prints the institution\'s records that break their rule and exits 3 for them, --fix or not', async () => {
+    const found = { registeredButIneligible: [], eligibleNotRegistered: [], invalidAtInstitution: [{ idType: 'EMAIL', idValue: 'jo banda at example', problem: 'Generic validation error: EMAIL must be an e-mail address: local-part@domain' }] };
+    const connector = createServer((incoming, answer) => {
+      incoming.resume();
+      incoming.on('end', () => {
+        answer.writeHead(200, { 'content-type': 'application/json' });
+        answer.end(JSON.stringify(incoming.method === 'POST' ? { optedOut: 0, registered: 0, problems: [] } : found));
+      });
+    });
+    await new Promise<void>((listening) => connector.listen(0, '127.0.0.1', listening));
+    try {
+      const url = `http://127.0.0.1:${(connector.address() as AddressInfo).port}`;
+      const run = (...extra: string[]) =>
+        new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'reconcile', ...extra, '--url', url], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: tmpdir(), timeout: 20_000 }, (error, stdout) =>
+            resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout }),
+          );
+        });
+      const listed = 'institution record breaks its rule: EMAIL/jo banda at example (Generic validation error: EMAIL must be an e-mail address: local-part@domain)\n0 to opt out, 0 to register, 1 to correct at the institution\n';
+      expect(await run()).toEqual({ code: 3, stdout: listed });
+      expect(await run('--fix')).toEqual({ code: 3, stdout: `${listed}fixed: 0 opted out, 0 registered\n` });
+    } finally {
+      await new Promise((closed) => connector.close(closed));
+    }
+  });
+});
