@@ -197,7 +197,7 @@ export interface JobView {
   readonly state: 'RUNNING' | 'DONE';
   readonly total: number;
   readonly processed: number;
-  /** Lines by outcome: invalid, refused (by the institution), and the registry states of the others. */
+  /** Lines by outcome: invalid, refused (by the institution), failed (not processed after 5 attempts), and the registry states of the others. */
   readonly outcomes: Record<string, number>;
 }
 

@@ -113,7 +113,7 @@ function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channe
     return reply.status(202).send(view);
   });
   const params = { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string', pattern: '^[0-9a-f]{32}$' } } };
-  // A job not found is 404 (3200); a store that failed is an outage like any other (it had been a 404 too).
+  // A job not found is 404 (3200); any other error is mapped as everywhere (a store that failed had been a 404 too).
   server.get<{ Params: { jobId: string } }>('/identifiers/jobs/:jobId', { onRequest: channel, schema: { params } }, (request) => jobs.view(request.params.jobId));
   // No HEAD: its answer would be sent before the report was read, and the pages read after it for nothing.
   const report = { onRequest: channel, schema: { params }, exposeHeadRoute: false };
