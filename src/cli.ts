@@ -17,7 +17,9 @@ import { applyRuntimeFlags } from './runtime-flags.js';
  * lines (.jsonl, .ndjson). The file goes to the running connector's outgoing server as a bulk
  * job (with OUTGOING_API_KEY, from the environment or .env); the command shows its progress,
  * prints a summary and writes every line's result to the report file. Running it again on the
- * same file is the same job: what succeeded is not sent again.
+ * same file is the same job while that job is unfinished, a new run of it once it is DONE: what is
+ * registered is not sent again. Exits 0 when every line's identifier ended as asked (REGISTERED,
+ * or DEREGISTERED for an opt-out), 3 otherwise, 1 when the connector refused.
  *
  *   reconcile --date YYYY-MM-DD | --from INSTANT --to INSTANT [--format csv|json] [--out FILE] [--url http://127.0.0.1:3005]
  *
@@ -100,8 +102,10 @@ async function main(args: string[]): Promise<number> {
     .map(([outcome, count]) => `${outcome} ${count}`)
     .join(', ');
   process.stdout.write(`job ${job.jobId}: ${view.total} lines: ${summary}\nreport: ${report}\n`);
-  const failed = (view.outcomes['INVALID'] ?? 0) + (view.outcomes['REFUSED'] ?? 0) + (view.outcomes['FAILED'] ?? 0) + (view.outcomes['OPT_OUT_FAILED'] ?? 0);
-  return failed === 0 ? 0 : 3;
+  // A line is done when its identifier ended as asked: an opt-in's REGISTERED, an opt-out's
+  // DEREGISTERED. An opt-in line whose identifier was opted out (DEREGISTERED) had counted as done.
+  const done = view.outcomes[action === 'opt-out' ? 'DEREGISTERED' : 'REGISTERED'] ?? 0;
+  return done === view.total ? 0 : 3;
 }
 
 /** The daily reconciliation of payments against the institution's transactions (operations server). */
@@ -160,7 +164,12 @@ function jsonOrUndefined(text: string): unknown {
 async function reconcileCommand(base: string, apiKey: string, fix: boolean): Promise<number> {
   const headers = { 'x-api-key': apiKey };
   const answer = await request(`${base}/identifiers/reconciliation`, { headers });
-  const found = (await answer.body.json()) as { registeredButIneligible?: Array<Record<string, string>>; eligibleNotRegistered?: Array<Record<string, string>>; message?: string };
+  const found = (await answer.body.json()) as {
+    registeredButIneligible?: Array<Record<string, string>>;
+    eligibleNotRegistered?: Array<Record<string, string>>;
+    invalidAtInstitution?: Array<Record<string, string>>;
+    message?: string;
+  };
   if (answer.statusCode !== 200 || found.registeredButIneligible === undefined || found.eligibleNotRegistered === undefined) {
     process.stderr.write(`reconciliation refused: HTTP ${answer.statusCode} ${found.message ?? ''}\n`);
     return 1;
@@ -168,12 +177,15 @@ async function reconcileCommand(base: string, apiKey: string, fix: boolean): Pro
   const name = (id: Record<string, string>): string => [id['idType'], id['idValue'], id['idSubValue']].filter((part) => part !== undefined).join('/');
   for (const item of found.registeredButIneligible) process.stdout.write(`registered but ineligible: ${name(item)} (${item['reason'] ?? ''})\n`);
   for (const item of found.eligibleNotRegistered) process.stdout.write(`eligible, not registered: ${name(item)}\n`);
-  process.stdout.write(`${found.registeredButIneligible.length} to opt out, ${found.eligibleNotRegistered.length} to register\n`);
-  if (!fix) return found.registeredButIneligible.length + found.eligibleNotRegistered.length === 0 ? 0 : 3;
+  // The institution's records that break their type's rule: neither registered nor fixed, for the institution to correct.
+  const invalid = found.invalidAtInstitution ?? [];
+  for (const item of invalid) process.stdout.write(`institution record breaks its rule: ${name(item)} (${item['problem'] ?? ''})\n`);
+  process.stdout.write(`${found.registeredButIneligible.length} to opt out, ${found.eligibleNotRegistered.length} to register${invalid.length === 0 ? '' : `, ${invalid.length} to correct at the institution`}\n`);
+  if (!fix) return found.registeredButIneligible.length + found.eligibleNotRegistered.length + invalid.length === 0 ? 0 : 3;
   const fixed = await request(`${base}/identifiers/reconciliation/fix`, { method: 'POST', headers });
   const result = (await fixed.body.json()) as { optedOut: number; registered: number; problems: string[] };
   process.stdout.write(`fixed: ${result.optedOut} opted out, ${result.registered} registered${result.problems.length === 0 ? '' : `; ${result.problems.length} problem(s): ${result.problems.join('; ')}`}\n`);
-  return result.problems.length === 0 ? 0 : 1;
+  return result.problems.length > 0 ? 1 : invalid.length > 0 ? 3 : 0;
 }
 
 main(process.argv.slice(2)).then(

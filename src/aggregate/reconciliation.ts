@@ -6,6 +6,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CoreBanking, InstitutionMovement, Period } from '../ports/core-banking.js';
 import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-store.js';
 import type { InboundStore, TransferRecord } from '../ports/store.js';
+import { csvField } from '../shared/csv.js';
 
 export const RECONCILIATION_CATEGORIES = ['matched', 'missing_at_institution', 'unknown_to_connector', 'amount_mismatch', 'pending'] as const;
 export type ReconciliationCategory = (typeof RECONCILIATION_CATEGORIES)[number];
@@ -312,13 +313,6 @@ export function* reportCsv(report: ReconciliationReport): Generator<string> {
       )
       .join('');
   }
-}
-
-function csvField(value: string): string {
-  // A leading =, +, -, @, tab or carriage return would be read as a formula by a spreadsheet:
-  // quoted with an apostrophe. A negative decimal number alone is left as it is.
-  const safe = /^[=+\-@\t\r]/.test(value) && !/^-\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /**

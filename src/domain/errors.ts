@@ -52,6 +52,7 @@ export const ERROR_CATALOGUE = {
   PaymentStateConflict: { code: '3106', category: 'conflict', text: 'Payment is in another state' },
   OperatorActionRefused: { code: '3106', category: 'conflict', text: 'Operator action refused' },
   IdentifierOptOutPending: { code: '3106', category: 'conflict', text: 'Opt-out awaiting the platform' },
+  IdentifierJobNotFound: { code: '3200', category: 'not-found', text: 'Identifier job not found' },
   // Declines the switch connector relays from the hub or the payee FSP (src/domain/switch-declines.ts).
   PayeeFspNotFound: { code: '3203', category: 'not-found', text: 'Payee FSP not found' },
   SwitchRefusedRequest: { code: '3100', category: 'invalid', text: 'The scheme refused the request as invalid' },

@@ -211,3 +211,23 @@ export function segmentWarning(segments: readonly Segment[], idType: PartyIdType
   if (recommended.has(idType)) return undefined;
   return `${idType} is not recommended for ${segments.join(', ')} (recommended: ${[...recommended].join(', ')})`;
 }
+
+/** The consent kept with a registration, as every way in takes it (its registry columns hold no more). */
+export const CONSENT_BY_MAX_LENGTH = 128;
+export const CONSENT_CHANNEL_MAX_LENGTH = 64;
+/** When consent was given: ISO 8601 to the second or millisecond, with Z or an offset (at most 29 characters). */
+export const CONSENT_AT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?(Z|[+-]\\d{2}:\\d{2})$';
+const CONSENT_AT = new RegExp(CONSENT_AT_PATTERN);
+
+/**
+ * What is wrong with a consent (each field named as its caller names it), or undefined: the rules
+ * of the individual API's schema, for the lines of a bulk file. A bulk line had only needed a date
+ * Date.parse reads ("1", or Date's own 62-character text) and no length: PostgreSQL refused to
+ * store it, and the line stopped its job at every pass.
+ */
+export function consentProblem(consent: { readonly by: string; readonly at: string; readonly channel: string }, names: { readonly by: string; readonly at: string; readonly channel: string }): string | undefined {
+  if (consent.by.length === 0 || consent.by.length > CONSENT_BY_MAX_LENGTH) return `${names.by} must be 1-${CONSENT_BY_MAX_LENGTH} characters`;
+  if (!CONSENT_AT.test(consent.at)) return `${names.at} must be an ISO 8601 date and time with its offset (2026-11-20T08:00:00Z)`;
+  if (consent.channel.length === 0 || consent.channel.length > CONSENT_CHANNEL_MAX_LENGTH) return `${names.channel} must be 1-${CONSENT_CHANNEL_MAX_LENGTH} characters`;
+  return undefined;
+}

@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../adapters/store/sql-database.js';
 import { withAuditCause } from '../audit/audit-cause.js';
 import { ConnectorError, isConnectorError } from '../domain/errors.js';
+import { consentProblem } from '../domain/identifier-rules.js';
 import type { Logger } from '../ports/logger.js';
 import { forEachConcurrently } from '../shared/bounded.js';
 import type { IdentifierStore } from './identifier-store.js';
@@ -61,12 +62,28 @@ export const identifierJobMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    // A file uploaded again once its job is DONE is a new run of it (a job of its own, run 2, 3...):
+    // its content's digest and run number, the first run's id being the digest itself. And how often
+    // a line's processing failed for no decision of the connector's (a store error, a bug): one
+    // that failed on every pass had kept its job from ever being DONE.
+    id: 'identifiers-008-job-runs-line-attempts',
+    async up(db) {
+      await db.schema.alterTable('identifier_jobs').addColumn('content_id', 'varchar(64)').execute();
+      await db.schema.alterTable('identifier_jobs').addColumn('run', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await sql`update identifier_jobs set content_id = job_id`.execute(db);
+      await db.schema.createIndex('identifier_jobs_content_run').ifNotExists().on('identifier_jobs').columns(['content_id', 'run']).execute();
+      await db.schema.alterTable('identifier_job_lines').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
 ];
 
 export type JobAction = 'register' | 'opt-out';
 
 /** Lines of a job processed at once. */
 const LINE_CONCURRENCY = 32;
+/** A line whose processing failed this many times (passes) for no decision of the connector's is FAILED. */
+const MAX_LINE_ATTEMPTS = 5;
 /** A job's counted progress is given again for this many times what counting it cost... */
 const VIEW_KEEP_PER_COST = 10;
 /** ...and at most this long. */
@@ -76,7 +93,7 @@ const MAX_VIEWS_KEPT = 64;
 
 interface Schema {
   identifier_registry: { id_type: string; id_value: string; id_sub_value: string; state: string; platform_code: string | null; platform_message: string | null; last_error: string | null };
-  identifier_jobs: { job_id: string; action: string; total: number; state: string; created_at: string; updated_at: string };
+  identifier_jobs: { job_id: string; content_id: string | null; run: number; action: string; total: number; state: string; created_at: string; updated_at: string };
   identifier_job_lines: {
     job_id: string;
     line: number;
@@ -86,6 +103,7 @@ interface Schema {
     id_value: string | null;
     id_sub_value: string | null;
     message: string | null;
+    attempts: number;
   };
 }
 
@@ -105,7 +123,8 @@ const COLUMNS = ['idType', 'idValue', 'idSubValue', 'consentBy', 'consentAt', 'c
  * the same names). Line numbers are the file's own, header included.
  */
 export function readIdentifierFile(text: string, format: 'csv' | 'jsonl'): FileLine[] {
-  const rows = text.split(/\r?\n/);
+  // A byte order mark (as spreadsheet programs write) is no part of the first line: JSON.parse refused it.
+  const rows = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   const lines: FileLine[] = [];
   if (format === 'jsonl') {
     rows.forEach((input, index) => {
@@ -139,19 +158,30 @@ export function readIdentifierFile(text: string, format: 'csv' | 'jsonl'): FileL
 }
 
 function lineOf(line: number, input: string, record: Record<string, unknown>): FileLine {
-  const text = (name: string): string | undefined => (typeof record[name] === 'string' ? (record[name] as string) : undefined);
-  const consent = typeof record['consent'] === 'object' && record['consent'] !== null ? (record['consent'] as Record<string, unknown>) : {};
-  const consentText = (name: string, flat: string): string | undefined => (typeof consent[name] === 'string' ? (consent[name] as string) : text(flat));
-  const idType = text('idType');
-  const idValue = text('idValue');
-  const by = consentText('by', 'consentBy');
-  const at = consentText('at', 'consentAt');
-  const channel = consentText('channel', 'consentChannel');
+  const nested = record['consent'];
+  if (nested !== undefined && (typeof nested !== 'object' || nested === null || Array.isArray(nested))) return { line, input, problem: 'consent must be an object' };
+  const consent = (nested ?? {}) as Record<string, unknown>;
+  // Each field with the name it has in the line: a consent's in its object, or flat.
+  const field = (name: string): readonly [string, unknown] => [name, record[name]];
+  const consentField = (name: string, flat: string): readonly [string, unknown] => (consent[name] === undefined ? [flat, record[flat]] : [`consent.${name}`, consent[name]]);
+  const fields = { idType: field('idType'), idValue: field('idValue'), idSubValue: field('idSubValue'), by: consentField('by', 'consentBy'), at: consentField('at', 'consentAt'), channel: consentField('channel', 'consentChannel') };
+  // A field that is there but not text is refused, as the individual API refuses it: a number had
+  // been dropped silently, and the identifier without it registered.
+  const notText = Object.values(fields).find(([, value]) => value !== undefined && typeof value !== 'string');
+  if (notText !== undefined) return { line, input, problem: `${notText[0]} must be text` };
+  const text = ([, value]: readonly [string, unknown]): string | undefined => (typeof value === 'string' ? value : undefined);
+  const idType = text(fields.idType);
+  const idValue = text(fields.idValue);
+  const idSubValue = text(fields.idSubValue);
+  const by = text(fields.by);
+  const at = text(fields.at);
+  const channel = text(fields.channel);
   if (idType === undefined || idValue === undefined) return { line, input, problem: 'needs idType and idValue' };
-  if (by === undefined || at === undefined || channel === undefined || Number.isNaN(Date.parse(at))) return { line, input, problem: 'needs the consent: by, at (ISO 8601) and channel' };
-  const idSubValue = text('idSubValue');
+  if (by === undefined || at === undefined || channel === undefined) return { line, input, problem: 'needs the consent: by, at (ISO 8601) and channel' };
   // PostgreSQL stores no NUL in text: one such line made the whole upload fail there.
   if ([idType, idValue, idSubValue, by, at, channel].some((value) => value?.includes('\u0000') === true)) return { line, input, problem: 'holds a NUL character' };
+  const problem = consentProblem({ by, at, channel }, { by: fields.by[0], at: fields.at[0], channel: fields.channel[0] });
+  if (problem !== undefined) return { line, input, problem };
   return { line, input, fields: { idType, idValue, ...(idSubValue === undefined ? {} : { idSubValue }), consent: { by, at, channel } } };
 }
 
@@ -167,7 +197,7 @@ export interface JobView {
   readonly state: 'RUNNING' | 'DONE';
   readonly total: number;
   readonly processed: number;
-  /** Lines by outcome: invalid, refused (by the institution), and the registry states of the others. */
+  /** Lines by outcome: invalid, refused (by the institution), failed (not processed after 5 attempts), and the registry states of the others. */
   readonly outcomes: Record<string, number>;
 }
 
@@ -202,24 +232,34 @@ export class IdentifierJobs {
     return this.database.reader<Schema>();
   }
 
-  /** Stores the job and all its lines (once per content), then processes it in the background. */
+  /**
+   * Stores the job and all its lines, then processes it in the background. The same file again
+   * while its job is unfinished is that job (a client's retry does nothing twice); once it is
+   * DONE, a new run of it, whose lines are worked again: an opt-in opted out since registers again,
+   * a line refused or failed is asked again, and what is registered is not sent again.
+   */
   async submit(action: JobAction, text: string, format: 'csv' | 'jsonl'): Promise<JobView> {
-    const jobId = createHash('sha256').update(`${action}\n${format}\n${text}`).digest('hex').slice(0, 32);
+    const contentId = createHash('sha256').update(`${action}\n${format}\n${text}`).digest('hex').slice(0, 32);
     const lines = readIdentifierFile(text, format);
     const now = this.now().toISOString();
-    await this.database.transaction<Schema, void>(async (trx) => {
+    const jobId = await this.database.transaction<Schema, string>(async (trx) => {
+      const last = await trx.selectFrom('identifier_jobs').select(['job_id', 'run', 'state']).where('content_id', '=', contentId).orderBy('run', 'desc').limit(1).executeTakeFirst();
+      if (last !== undefined && last.state !== 'DONE') return last.job_id;
+      const run = (last?.run ?? 0) + 1;
+      // Run n's id follows from the content and n: two replicas given the same file at once make one run.
+      const id = run === 1 ? contentId : createHash('sha256').update(`${contentId}\nrun ${run}`).digest('hex').slice(0, 32);
       const created = await trx
         .insertInto('identifier_jobs')
-        .values({ job_id: jobId, action, total: lines.length, state: 'RUNNING', created_at: now, updated_at: now })
+        .values({ job_id: id, content_id: contentId, run, action, total: lines.length, state: 'RUNNING', created_at: now, updated_at: now })
         .onConflict((oc) => oc.doNothing())
         .executeTakeFirst();
-      if (Number(created.numInsertedOrUpdatedRows ?? 0n) === 0) return;
+      if (Number(created.numInsertedOrUpdatedRows ?? 0n) === 0) return id;
       for (let start = 0; start < lines.length; start += 500) {
         await trx
           .insertInto('identifier_job_lines')
           .values(
             lines.slice(start, start + 500).map((line) => ({
-              job_id: jobId,
+              job_id: id,
               line: line.line,
               // A readable line is kept as the fields read from it, so that it reads the same after a restart.
               input: line.fields === undefined ? storedInput(line.input) : JSON.stringify(line.fields),
@@ -228,10 +268,12 @@ export class IdentifierJobs {
               id_value: line.fields?.idValue.slice(0, 128) ?? null,
               id_sub_value: line.fields?.idSubValue?.slice(0, 128) ?? null,
               message: line.problem ?? null,
+              attempts: 0,
             })),
           )
           .execute();
       }
+      return id;
     });
     this.resume(jobId);
     return this.view(jobId);
@@ -267,15 +309,20 @@ export class IdentifierJobs {
     const job = await this.#db().selectFrom('identifier_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
     if (job === undefined) return;
     const action = job.action === 'opt-out' ? 'opt-out' : 'register';
-    for (;;) {
-      const pending = await this.pendingLines(jobId, 500);
-      if (pending.length === 0) break;
+    // Each pending line once per pass, in line order: a line that failed is left for the next pass.
+    for (let after = 0; ; ) {
+      const pending = await this.pendingLines(jobId, 500, after);
+      const last = pending.at(-1);
+      if (last === undefined) break;
       // Lines in parallel: their transactions commit together (group commit), and one
       // identifier's lines take turns in the registration's own queue.
       await forEachConcurrently(pending, LINE_CONCURRENCY, (row) => this.#line(jobId, action, row));
+      after = last.line;
     }
     // Every line read: the platform calls, batched per currency, each batch leased while it is sent.
     await this.registration.sendJob(jobId, this.leaseMs);
+    // A line whose processing failed waits for the next pass.
+    if ((await this.pendingLines(jobId, 1)).length > 0) return;
     // Done once the platform answered every identifier; until then the next pass resumes the job
     // (a batch still leased by a process that died, a retry after an outage).
     if ((await this.store.waitingInJob(jobId)) > 0) return;
@@ -302,28 +349,54 @@ export class IdentifierJobs {
     return Number(row?.count ?? 0);
   }
 
-  /** The first `limit` of the job's lines not processed yet, in line order. */
-  async pendingLines(jobId: string, limit: number): Promise<Array<Schema['identifier_job_lines']>> {
+  /** The first `limit` of the job's lines not processed yet after line `after`, in line order. */
+  async pendingLines(jobId: string, limit: number, after = 0): Promise<Array<Schema['identifier_job_lines']>> {
     // 'PENDING' written into the statement, for the partial index of identifiers-007.
-    return this.#db().selectFrom('identifier_job_lines').selectAll().where('job_id', '=', jobId).where('outcome', '=', sql.lit('PENDING')).orderBy('line').limit(limit).execute();
+    return this.#db()
+      .selectFrom('identifier_job_lines')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('outcome', '=', sql.lit('PENDING'))
+      .where('line', '>', after)
+      .orderBy('line')
+      .limit(limit)
+      .execute();
   }
 
   /** One line: registered or opted out (the platform call deferred to the job's batches), or why not. */
   async #line(jobId: string, action: JobAction, row: Schema['identifier_job_lines']): Promise<void> {
-    const fields = readIdentifierFile(row.input, 'jsonl')[0]?.fields;
+    const read = readIdentifierFile(row.input, 'jsonl')[0];
     try {
-      if (fields === undefined) throw new ConnectorError('ValidationFailed', 'unreadable line');
+      if (read?.fields === undefined) throw new ConnectorError('ValidationFailed', read?.problem ?? 'unreadable line');
+      const fields = read.fields;
       const options = { jobId, deferPlatform: true };
       const record = action === 'register' ? await this.registration.register(fields, fields.consent, options) : await this.registration.deregister(fields, fields.consent, options);
       await this.#setLine(jobId, row.line, 'ACCEPTED', null, record);
     } catch (error) {
-      // An outage, a store that failed (a dropped connection, a busy database) or a bug stops the
-      // job here, the line still pending; the next pass resumes it. Only the connector's own
-      // decisions on the line are its outcome: a store error had made it REFUSED for good.
-      if (!isConnectorError(error) || error.category === 'unavailable' || error.category === 'timeout' || error.category === 'internal') throw error;
-      const outcome = error.category === 'invalid' ? 'INVALID' : 'REFUSED';
-      await this.#setLine(jobId, row.line, outcome, error.message.slice(0, 256));
+      // An outage (of the institution, the switch connector) stops the job here, the line still
+      // pending; the next pass resumes it.
+      if (isConnectorError(error) && (error.category === 'unavailable' || error.category === 'timeout')) throw error;
+      // The connector's own decisions on the line are its outcome.
+      if (isConnectorError(error) && error.category !== 'internal') return this.#setLine(jobId, row.line, error.category === 'invalid' ? 'INVALID' : 'REFUSED', error.message.slice(0, 256));
+      await this.#failed(jobId, row, error);
     }
+  }
+
+  /**
+   * A line whose processing failed for no decision of the connector's: a store that failed (a
+   * dropped connection, a busy database, a value it refused) or a bug. It stays pending for the
+   * next pass, the rest of the job going on; after MAX_LINE_ATTEMPTS passes it is FAILED with the
+   * error, so that one line can no longer keep its job from ever being DONE. A store that cannot
+   * record even that stops the job (the error is thrown), as an outage does.
+   */
+  async #failed(jobId: string, row: Schema['identifier_job_lines'], error: unknown): Promise<void> {
+    const attempts = row.attempts + 1;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn({ jobId, line: row.line, attempts, err: error }, 'identifier job line failed; tried again at the next pass');
+    if (attempts >= MAX_LINE_ATTEMPTS) return this.#setLine(jobId, row.line, 'FAILED', `not processed after ${attempts} attempts: ${reason}`.slice(0, 256));
+    await this.database.transaction<Schema, void>(async (trx) => {
+      await trx.updateTable('identifier_job_lines').set({ attempts }).where('job_id', '=', jobId).where('line', '=', row.line).where('outcome', '=', 'PENDING').execute();
+    });
   }
 
   async #setLine(jobId: string, line: number, outcome: string, message: string | null, record?: { idType: string; idValue: string; idSubValue?: string }): Promise<void> {
@@ -345,7 +418,7 @@ export class IdentifierJobs {
    */
   async view(jobId: string): Promise<JobView> {
     const job = await this.#db().selectFrom('identifier_jobs').selectAll().where('job_id', '=', jobId).executeTakeFirst();
-    if (job === undefined) throw new Error(`no job ${jobId}`);
+    if (job === undefined) throw new ConnectorError('IdentifierJobNotFound', `no identifier job ${jobId}`);
     const state = job.state === 'DONE' ? 'DONE' : 'RUNNING';
     const at = this.now().getTime();
     const kept = this.#counted.get(jobId);

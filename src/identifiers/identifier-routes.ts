@@ -1,11 +1,13 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CONSENT_AT_PATTERN, CONSENT_BY_MAX_LENGTH, CONSENT_CHANNEL_MAX_LENGTH } from '../domain/identifier-rules.js';
 import { PARTY_ID_TYPES } from '../domain/identifiers.js';
 import type { IdentifierRecord } from './identifier-store.js';
 import type { IdentifierJobs, JobAction, LineResult } from './identifier-jobs.js';
 import type { IdentifierInput, IdentifierRegistration } from './registration.js';
 import { ConnectorError } from '../domain/errors.js';
 import type { Logger } from '../ports/logger.js';
+import { csvField } from '../shared/csv.js';
 
 /**
  * Individual opt-in and opt-out of customer identifiers, on the outgoing server with the
@@ -17,9 +19,9 @@ const consentSchema = {
   type: 'object',
   required: ['by', 'at', 'channel'],
   properties: {
-    by: { ...text(128), description: 'Who asked: the customer, an agent or an operator, as the channel names them' },
-    at: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,3})?(Z|[+-]\\d{2}:\\d{2})$', description: 'When consent was given (ISO 8601)' },
-    channel: { ...text(64), description: 'Where: app, ussd, branch...' },
+    by: { ...text(CONSENT_BY_MAX_LENGTH), description: 'Who asked: the customer, an agent or an operator, as the channel names them' },
+    at: { type: 'string', pattern: CONSENT_AT_PATTERN, description: 'When consent was given (ISO 8601)' },
+    channel: { ...text(CONSENT_CHANNEL_MAX_LENGTH), description: 'Where: app, ussd, branch...' },
   },
 };
 export const identifierRequestSchema = {
@@ -111,13 +113,8 @@ function registerJobRoutes(server: FastifyInstance, jobs: IdentifierJobs, channe
     return reply.status(202).send(view);
   });
   const params = { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string', pattern: '^[0-9a-f]{32}$' } } };
-  server.get<{ Params: { jobId: string } }>('/identifiers/jobs/:jobId', { onRequest: channel, schema: { params } }, async (request) => {
-    try {
-      return await jobs.view(request.params.jobId);
-    } catch {
-      throw new ConnectorError('TransferNotFound', `no identifier job ${request.params.jobId}`);
-    }
-  });
+  // A job not found is 404 (3200); any other error is mapped as everywhere (a store that failed had been a 404 too).
+  server.get<{ Params: { jobId: string } }>('/identifiers/jobs/:jobId', { onRequest: channel, schema: { params } }, (request) => jobs.view(request.params.jobId));
   // No HEAD: its answer would be sent before the report was read, and the pages read after it for nothing.
   const report = { onRequest: channel, schema: { params }, exposeHeadRoute: false };
   server.get<{ Params: { jobId: string }; Querystring: { format?: string } }>('/identifiers/jobs/:jobId/lines', report, async (request, reply) => {
@@ -148,7 +145,9 @@ async function* reportText(first: IteratorResult<LineResult[]>, rest: AsyncGener
   };
   for (let page = first; page.done !== true; page = await next()) {
     if (csv) {
-      yield page.value.map((line) => `${[line.line, line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, (line.message ?? '').replace(/[,\r\n]/g, ' ')].join(',')}\n`).join('');
+      // Every field quoted as RFC 4180 asks and guarded against formulas: an INVALID line's value
+      // is kept as it was read (=HYPERLINK(...), or a comma and a line break forging a row).
+      yield page.value.map((line) => `${[String(line.line), line.idType ?? '', line.idValue ?? '', line.idSubValue ?? '', line.outcome, line.message ?? ''].map(csvField).join(',')}\n`).join('');
     } else {
       yield `${written > 0 ? ',' : ''}${page.value.map((line) => JSON.stringify(line)).join(',')}`;
     }

@@ -268,8 +268,21 @@ export class IdentifierRegistration {
     if (this.coreBanking.listIdentifiers === undefined) {
       throw new ConnectorError('NotSupported', `CBS_ADAPTER=${this.coreBanking.name} cannot list its customers' identifiers for reconciliation`);
     }
-    const institution = await this.coreBanking.listIdentifiers();
-    const known = new Map(institution.map((entry) => [platformKey(entry), entry]));
+    // The institution's records in the registry's normal form (an e-mail domain lower-cased, an
+    // IBAN without spaces): compared as written, a registered identifier was removed and registered
+    // again at every run, and one its customer opted out of registered again. A record that breaks
+    // its type's rule is reported, never registered.
+    const known = new Map<string, IdentifierKey & { readonly status: string; readonly consent: string }>();
+    const invalidAtInstitution: Array<IdentifierKey & { readonly problem: string }> = [];
+    for (const entry of await this.coreBanking.listIdentifiers()) {
+      try {
+        const key = this.parse(entry);
+        known.set(platformKey(key), { ...key, status: entry.status, consent: entry.consent });
+      } catch (error) {
+        if (!isConnectorError(error, 'ValidationFailed')) throw error;
+        invalidAtInstitution.push({ ...keyOf(entry), problem: error.message });
+      }
+    }
     const inRegistry = new Set<string>();
     const registeredButIneligible: Array<IdentifierKey & { readonly state: string; readonly reason: string }> = [];
     let after: IdentifierKey | undefined;
@@ -285,10 +298,10 @@ export class IdentifierRegistration {
       }
       after = page[page.length - 1];
     }
-    const eligibleNotRegistered = institution
+    const eligibleNotRegistered = [...known.values()]
       .filter((entry) => entry.status === 'active' && entry.consent === 'given' && !inRegistry.has(platformKey(entry)))
       .map((entry) => keyOf(entry));
-    return { registeredButIneligible, eligibleNotRegistered };
+    return { registeredButIneligible, eligibleNotRegistered, invalidAtInstitution };
   }
 
   /** Applies a reconciliation: opts out what must not stay registered, registers what should be. */
@@ -303,7 +316,7 @@ export class IdentifierRegistration {
         const record = await this.deregister(item, consent);
         if (record.state === 'DEREGISTERED') optedOut += 1;
       } catch (error) {
-        problems.push(`${platformKey(item)}: ${error instanceof Error ? error.message : String(error)}`);
+        problems.push(`${identifierName(item)}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     for (const item of found.eligibleNotRegistered) {
@@ -311,7 +324,7 @@ export class IdentifierRegistration {
         const record = await this.register(item, consent);
         if (record.state === 'REGISTERED') registered += 1;
       } catch (error) {
-        problems.push(`${platformKey(item)}: ${error instanceof Error ? error.message : String(error)}`);
+        problems.push(`${identifierName(item)}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     return { optedOut, registered, problems };
@@ -357,6 +370,13 @@ export class IdentifierRegistration {
 export interface Reconciliation {
   readonly registeredButIneligible: ReadonlyArray<IdentifierKey & { readonly state: string; readonly reason: string }>;
   readonly eligibleNotRegistered: readonly IdentifierKey[];
+  /** The institution's records that break their type's rule (as it wrote them, with the rule broken): left for it to correct. */
+  readonly invalidAtInstitution: ReadonlyArray<IdentifierKey & { readonly problem: string }>;
+}
+
+/** An identifier as people read it: `Type/ID[/SubId]`. */
+function identifierName(id: IdentifierKey): string {
+  return id.idSubValue === undefined ? `${id.idType}/${id.idValue}` : `${id.idType}/${id.idValue}/${id.idSubValue}`;
 }
 
 function keyOf(id: IdentifierKey): IdentifierKey {

@@ -44,9 +44,13 @@ export type PlatformAnswer =
   | { readonly outcome: 'failed'; readonly httpStatus: number; readonly message: string }
   | { readonly outcome: 'unknown'; readonly reason: string };
 
-/** The key PlatformAnswer.refusals uses: `Type/ID[/SubId]`. */
+/**
+ * The key PlatformAnswer.refusals uses, one per identifier: its type, value and sub-value as a JSON
+ * array. Joined with `/` (a free-format value may hold one), ALIAS `a/b` and ALIAS `a` with the
+ * sub-value `b` had one key, and one's refusal was taken for the other's in a batch.
+ */
 export function platformKey(id: { readonly idType: string; readonly idValue: string; readonly idSubValue?: string }): string {
-  return id.idSubValue === undefined ? `${id.idType}/${id.idValue}` : `${id.idType}/${id.idValue}/${id.idSubValue}`;
+  return JSON.stringify(id.idSubValue === undefined ? [id.idType, id.idValue] : [id.idType, id.idValue, id.idSubValue]);
 }
 
 export interface SwitchConnector {

@@ -53,10 +53,10 @@ const REPORT_CSV = [
   '2,MSISDN,260971000001,,REGISTERED,',
   '3,MSISDN,260971000002,,REGISTERED,',
   '4,MSISDN,260971000003,,REFUSED,Payer rejected the payment: the account is barred: only active accounts are registered',
-  '5,MSISDN,0971000006,,INVALID,Generic validation error: MSISDN must be an E.164 number in international format  without a leading 0 or 00',
+  '5,MSISDN,0971000006,,INVALID,"Generic validation error: MSISDN must be an E.164 number in international format, without a leading 0 or 00"',
   '6,MSISDN,260971999999,,REFUSED,Party not found: no customer of the institution has this identifier',
   '7,MSISDN,260971000006,,FAILED,3003 already registered by another FSP',
-  '8,,,,INVALID,needs the consent: by  at (ISO 8601) and channel',
+  '8,,,,INVALID,"needs the consent: by, at (ISO 8601) and channel"',
   '9,MSISDN,260971000001,,REGISTERED,',
   '',
 ].join('\n');
@@ -106,7 +106,7 @@ function accountsPosts(harness: Harness): unknown[] {
 }
 
 describe('bulk identifier registration', () => {
-  it('registers a CSV file in batches per currency, keeps every line\'s result, and a re-run of the file is a no-op', async () => {
+  it('registers a CSV file in batches per currency, keeps every line\'s result, and a re-run of the file sends nothing registered again', async () => {
     h = await startHarness({ env: { IDENTIFIER_BATCH_SIZE: '2' } });
     h.fakeSwitch.refuseIdentifier('MSISDN/260971000006', { statusCode: '3003', message: 'already registered by another FSP' });
     const submitted = await upload(h, FILE);
@@ -149,11 +149,17 @@ describe('bulk identifier registration', () => {
     expect(await (await request(`${h.outgoingUrl}/identifiers/jobs/${'0'.repeat(32)}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } })).body.text()).toBe(
       'line,idType,idValue,idSubValue,outcome,message\n',
     );
-    // The same file again: the same job, nothing sent again.
+    // The same file again, its job DONE: a new run of it. What is registered is not sent again;
+    // the identifier the platform refused is asked again (and refused again).
     const again = await upload(h, FILE);
-    expect(again.body['jobId']).toBe(jobId);
-    expect(await done(h, jobId)).toMatchObject({ state: 'DONE', outcomes: { FAILED: 1, INVALID: 2, REFUSED: 2, REGISTERED: 3 } });
-    expect(accountsPosts(h)).toHaveLength(2);
+    expect(again.body['jobId']).toMatch(/^[0-9a-f]{32}$/);
+    expect(again.body['jobId']).not.toBe(jobId);
+    expect(await done(h, String(again.body['jobId']))).toMatchObject({ state: 'DONE', outcomes: { FAILED: 1, INVALID: 2, REFUSED: 2, REGISTERED: 3 } });
+    expect(accountsPosts(h)).toEqual([
+      [{ idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW' }, { idType: 'MSISDN', idValue: '260971000002', currency: 'ZMW' }],
+      [{ idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW' }],
+      [{ idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW' }],
+    ]);
 
     // Bulk opt-out, as JSON lines.
     const optOut = ['{"idType":"MSISDN","idValue":"260971000001","consent":{"by":"customer","at":"2026-11-24T08:00:00Z","channel":"ussd"}}', '{"idType":"MSISDN","idValue":"260971000005","consentBy":"c","consentAt":"2026-11-24T08:00:00Z","consentChannel":"ussd"}'].join('\n');
@@ -442,7 +448,7 @@ describe('bulk upload input with a NUL character', () => {
 });
 
 describe('a store error while a bulk line is processed', () => {
-  it('leaves the line pending and stops the job, which the next pass resumes: the line is never REFUSED for it', async () => {
+  it('leaves the line pending for the next pass, the rest of the job going on: the line is never REFUSED for it', async () => {
     h = await startHarness();
     const harness = h;
     // One read of the registry fails, as a dropped PostgreSQL connection or a busy SQLite does,
@@ -462,8 +468,9 @@ describe('a store error while a bulk line is processed', () => {
       const jobId = String((await upload(harness, file)).body['jobId']);
       await harness.app.identifierJobs.idle();
       const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
-      // Stopped before its batch was sent: the first line's identifier waits, the second line is pending.
-      expect(await lines()).toEqual(['REQUESTED', 'PENDING']);
+      // The first line's batch was sent; the second line is pending, the job RUNNING.
+      expect(await lines()).toEqual(['REGISTERED', 'PENDING']);
+      expect((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toMatchObject({ state: 'RUNNING' });
       expect(failures).toBe(1);
       expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
       expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 2 } });
@@ -494,5 +501,247 @@ describe('a job naming an identifier that waits for the platform under another r
     expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
     expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', total: 1, processed: 1, outcomes: { REGISTERED: 1 } });
     expect(accountsPosts(harness)).toHaveLength(2);
+  });
+});
+
+describe('a bulk line whose consent breaks the individual API\'s rules', () => {
+  // Date's own text of a date (62 characters): Date.parse reads it, PostgreSQL's consent_at (30) does not hold it.
+  const file = [HEADER, 'MSISDN,260971000001,,agent,Fri Nov 20 2026 08:00:00 GMT+0000 (Coordinated Universal Time),branch'];
+  for (let i = 0; i < 300; i += 1) file.push(`MSISDN,2609720${String(i).padStart(5, '0')},,agent,2026-11-20T08:00:00Z,branch`);
+
+  async function uploadOneBadAnd300Good(harness: Harness): Promise<void> {
+    const jobId = String((await upload(harness, file.join('\n'))).body['jobId']);
+    // One pass: the bad line INVALID at once, the 300 others read (no such customers: refused).
+    expect(await done(harness, jobId)).toEqual({ jobId, action: 'register', state: 'DONE', total: 301, processed: 301, outcomes: { INVALID: 1, REFUSED: 300 } });
+    const lines = ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: unknown[] }).lines;
+    expect(lines[0]).toEqual({ line: 2, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'consentAt must be an ISO 8601 date and time with its offset (2026-11-20T08:00:00Z)' });
+    expect(accountsPosts(harness)).toEqual([]);
+  }
+
+  it('is INVALID and the job DONE with every other line processed, on PostgreSQL (the line had stopped its job at every pass)', async () => {
+    const database = await createTestDatabase();
+    try {
+      h = await startHarness({ env: { DATABASE_URL: database.url } });
+      await uploadOneBadAnd300Good(h);
+      await h.close();
+      h = undefined;
+    } finally {
+      await database.drop();
+    }
+  }, 60_000);
+
+  it('is INVALID on SQLite too', async () => {
+    h = await startHarness();
+    await uploadOneBadAnd300Good(h);
+  });
+
+  it('is INVALID for each rule of the individual API, named as the line names the field; a field that is not text too, and a file starting with a byte order mark is read', async () => {
+    h = await startHarness();
+    const consent = { by: 'agent', at: '2026-11-20T08:00:00.123+02:00', channel: 'branch' };
+    const body = [
+      `\uFEFF${JSON.stringify({ idType: 'MSISDN', idValue: '260971000001', consent })}`,
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consent: { ...consent, by: 'x'.repeat(129) } }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consent: { ...consent, at: '1' } }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consentBy: 'agent', consentAt: '2026-11-20T08:00:00Z', consentChannel: 'c'.repeat(65) }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consent: { ...consent, by: '' } }),
+      // A sub-value that is a number had been dropped, and the identifier without it registered.
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', idSubValue: 7, consent }),
+      JSON.stringify({ idType: 'MSISDN', idValue: 260971000002, consent }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', idSubValue: null, consent }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consent: { ...consent, channel: 5 } }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000002', consent: 'yes' }),
+      JSON.stringify({ idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings', consent: { ...consent, by: 'b'.repeat(128), channel: 'c'.repeat(64) } }),
+      '',
+    ].join('\n');
+    const jobId = String((await upload(h, body, 'application/x-ndjson')).body['jobId']);
+    expect(await done(h, jobId)).toMatchObject({ state: 'DONE', total: 11, processed: 11, outcomes: { INVALID: 9, REGISTERED: 2 } });
+    const lines = ((await h.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<Record<string, unknown>> }).lines;
+    expect(lines.map((line) => [line['line'], line['outcome'], line['message']])).toEqual([
+      [1, 'REGISTERED', null],
+      [2, 'INVALID', 'consent.by must be 1-128 characters'],
+      [3, 'INVALID', 'consent.at must be an ISO 8601 date and time with its offset (2026-11-20T08:00:00Z)'],
+      [4, 'INVALID', 'consentChannel must be 1-64 characters'],
+      [5, 'INVALID', 'consent.by must be 1-128 characters'],
+      [6, 'INVALID', 'idSubValue must be text'],
+      [7, 'INVALID', 'idValue must be text'],
+      [8, 'INVALID', 'idSubValue must be text'],
+      [9, 'INVALID', 'consent.channel must be text'],
+      [10, 'INVALID', 'consent must be an object'],
+      [11, 'REGISTERED', null],
+    ]);
+    expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['MSISDN/260971000001', 'MSISDN/260971000008/savings']);
+    // The individual API refuses the same consents.
+    const single = await h.callOutgoing('POST', '/identifiers', { idType: 'MSISDN', idValue: '260971000002', consent: { ...consent, by: 'x'.repeat(129) } });
+    expect(single.status).toBe(400);
+  });
+});
+
+describe('a bulk line whose processing fails at every pass for no decision of the connector\'s', () => {
+  it('leaves the rest of its page going on, and is FAILED with the error after 5 passes: the job is DONE', async () => {
+    h = await startHarness();
+    const harness = h;
+    // The registry refuses to read one identifier, every time (as PostgreSQL refused a value too long to store).
+    const find = IdentifierStore.prototype.find;
+    const spy = vi.spyOn(IdentifierStore.prototype, 'find').mockImplementation(async function (this: IdentifierStore, key) {
+      if (key.idValue === '260971000002') throw new Error('value too long for type character varying(30)');
+      return find.call(this, key);
+    });
+    try {
+      const file = [HEADER, ...['260971000001', '260971000002', '260971000006'].map((idValue) => `MSISDN,${idValue},,agent,2026-11-20T08:00:00Z,branch`), ''].join('\n');
+      const jobId = String((await upload(harness, file)).body['jobId']);
+      const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string; message: string | null }> }).lines.map((line) => [line.outcome, line.message]);
+      await harness.app.identifierJobs.idle();
+      // The line after it was read and sent in the same pass.
+      expect(await lines()).toEqual([['REGISTERED', null], ['PENDING', null], ['REGISTERED', null]]);
+      for (let pass = 2; pass <= 4; pass += 1) {
+        harness.clock.advance(20_000);
+        expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+        await harness.app.identifierJobs.idle();
+      }
+      expect(await lines()).toEqual([['REGISTERED', null], ['PENDING', null], ['REGISTERED', null]]);
+      harness.clock.advance(20_000);
+      expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(1);
+      expect(await done(harness, jobId)).toMatchObject({ state: 'DONE', total: 3, processed: 3, outcomes: { FAILED: 1, REGISTERED: 2 } });
+      expect(await lines()).toEqual([['REGISTERED', null], ['FAILED', 'not processed after 5 attempts: value too long for type character varying(30)'], ['REGISTERED', null]]);
+      expect(await harness.app.identifierJobs.resumeUnfinished()).toBe(0);
+      expect(accountsPosts(harness)).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('the same file uploaded again', () => {
+  const file = [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', ''].join('\n');
+
+  it('once its job is DONE, is a new run: an opt-in opted out since registers again', async () => {
+    h = await startHarness();
+    const first = String((await upload(h, file)).body['jobId']);
+    expect(await done(h, first)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 1 } });
+    expect((await h.callOutgoing('POST', '/identifiers/opt-out', { idType: 'MSISDN', idValue: '260971000001', consent: { by: 'a', at: '2026-11-21T08:00:00Z', channel: 'app' } })).body).toMatchObject({ state: 'DEREGISTERED' });
+    // The customer opts in again; the back office sends its opt-in file again.
+    const again = await upload(h, file);
+    const second = String(again.body['jobId']);
+    expect(second).not.toBe(first);
+    expect(await done(h, second)).toEqual({ jobId: second, action: 'register', state: 'DONE', total: 1, processed: 1, outcomes: { REGISTERED: 1 } });
+    expect((await h.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'REGISTERED' });
+    expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['MSISDN/260971000001']);
+    // The first run's report stays as it was read (its line is the identifier's, as it stands now).
+    expect(((await h.callOutgoing('GET', `/identifiers/jobs/${first}/lines`)).body as { lines: unknown[] }).lines).toHaveLength(1);
+  });
+
+  it('while its job is unfinished, is that job, its lines stored once', async () => {
+    h = await startHarness();
+    // The platform does not answer: the job waits for it.
+    h.fakeSwitch.failAccounts(504, 10);
+    const first = await upload(h, file);
+    const jobId = String(first.body['jobId']);
+    expect(await done(h, jobId)).toMatchObject({ state: 'RUNNING', total: 1 });
+    // (Its progress counted afresh: the upload's count is given again for a while.)
+    h.clock.advance(10_000);
+    const again = await upload(h, file);
+    expect(again).toEqual({ status: 202, body: { jobId, action: 'register', state: 'RUNNING', total: 1, processed: 1, outcomes: { REQUESTED: 1 } } });
+    await h.app.identifierJobs.idle();
+    const rows = await sql<{ count: number }>`select count(*) as count from identifier_job_lines`.execute(h.app.database.reader<AnySchema>());
+    expect(rows.rows).toEqual([{ count: 1 }]);
+    const jobs = await sql<{ job_id: string; run: number }>`select job_id, run from identifier_jobs`.execute(h.app.database.reader<AnySchema>());
+    expect(jobs.rows).toEqual([{ job_id: jobId, run: 1 }]);
+  });
+});
+
+describe('the command line\'s exit code', () => {
+  it('is 3 when an opt-in line did not end REGISTERED (its identifier DEREGISTERED), as for other failures', async () => {
+    const jobId = 'e'.repeat(32);
+    const view = { jobId, action: 'register', state: 'DONE', total: 2, processed: 2, outcomes: { DEREGISTERED: 1, REGISTERED: 1 } };
+    const connector = createServer((incoming, answer) => {
+      incoming.resume();
+      incoming.on('end', () => {
+        const report = incoming.url?.endsWith('/lines?format=csv') === true;
+        answer.writeHead(incoming.method === 'POST' ? 202 : 200, { 'content-type': report ? 'text/csv' : 'application/json' });
+        answer.end(report ? 'line,idType,idValue,idSubValue,outcome,message\n' : JSON.stringify(view));
+      });
+    });
+    await new Promise<void>((listening) => connector.listen(0, '127.0.0.1', listening));
+    try {
+      const directory = mkdtempSync(join(tmpdir(), 'cc-cli-'));
+      const file = join(directory, 'identifiers.csv');
+      writeFileSync(file, FILE);
+      const url = `http://127.0.0.1:${(connector.address() as AddressInfo).port}`;
+      const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'register', file, '--url', url], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: directory, timeout: 20_000 }, (error, stdout) =>
+          resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout }),
+        );
+      });
+      rmSync(directory, { recursive: true, force: true });
+      expect(result).toEqual({ code: 3, stdout: `job ${jobId}: 2 lines: DEREGISTERED 1, REGISTERED 1\nreport: ${file}.report.csv\n` });
+    } finally {
+      await new Promise((closed) => connector.close(closed));
+    }
+  });
+});
+
+describe('a job\'s CSV report', () => {
+  it('quotes every field as RFC 4180 asks and guards each against formulas: an INVALID line\'s value as read forges no row', async () => {
+    h = await startHarness();
+    const consent = { by: 'a', at: '2026-11-20T08:00:00Z', channel: 'app' };
+    const body = [
+      JSON.stringify({ idType: 'ALIAS', idValue: '=HYPERLINK("http://evil.example","x")', consent }),
+      JSON.stringify({ idType: 'MSISDN', idValue: 'x\n99,MSISDN,260971000009,,REGISTERED,', consent }),
+      JSON.stringify({ idType: 'ALIAS', idValue: 'shop', idSubValue: '@till, 4', consent }),
+    ].join('\n');
+    const jobId = String((await upload(h, body, 'application/x-ndjson')).body['jobId']);
+    await done(h, jobId);
+    const csv = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
+    expect(await csv.body.text()).toBe(
+      [
+        'line,idType,idValue,idSubValue,outcome,message',
+        `1,ALIAS,"'=HYPERLINK(""http://evil.example"",""x"")",,REFUSED,Party not found: no customer of the institution has this identifier`,
+        '2,MSISDN,"x\n99,MSISDN,260971000009,,REGISTERED,",,INVALID,Generic validation error: MSISDN the value has a control character U+000A at character 2',
+        `3,ALIAS,shop,"'@till, 4",REFUSED,Party not found: no customer of the institution has this identifier`,
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('a job\'s progress', () => {
+  it('is 404 3200 for a job that does not exist, and a store that failed is an error like any other (it had been 404 3208)', async () => {
+    h = await startHarness();
+    const missing = '0'.repeat(32);
+    expect(await h.callOutgoing('GET', `/identifiers/jobs/${missing}`)).toEqual({ status: 404, body: { statusCode: '3200', message: `Identifier job not found: no identifier job ${missing}` } });
+    const spy = vi.spyOn(h.app.identifierJobs, 'view').mockRejectedValue(new Error('Connection terminated unexpectedly'));
+    try {
+      expect(await h.callOutgoing('GET', `/identifiers/jobs/${missing}`)).toEqual({ status: 500, body: { statusCode: '2001', message: 'Internal server error' } });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('identifiers reconcile on the command line', () => {
+  it('prints the institution\'s records that break their rule and exits 3 for them, --fix or not', async () => {
+    const found = { registeredButIneligible: [], eligibleNotRegistered: [], invalidAtInstitution: [{ idType: 'EMAIL', idValue: 'jo banda at example', problem: 'Generic validation error: EMAIL must be an e-mail address: local-part@domain' }] };
+    const connector = createServer((incoming, answer) => {
+      incoming.resume();
+      incoming.on('end', () => {
+        answer.writeHead(200, { 'content-type': 'application/json' });
+        answer.end(JSON.stringify(incoming.method === 'POST' ? { optedOut: 0, registered: 0, problems: [] } : found));
+      });
+    });
+    await new Promise<void>((listening) => connector.listen(0, '127.0.0.1', listening));
+    try {
+      const url = `http://127.0.0.1:${(connector.address() as AddressInfo).port}`;
+      const run = (...extra: string[]) =>
+        new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          execFile(process.execPath, [build?.mainPath.replace(/main\.js$/, 'cli.js') ?? '', 'identifiers', 'reconcile', ...extra, '--url', url], { env: { PATH: process.env['PATH'] ?? '', OUTGOING_API_KEY: TEST_CHANNEL_API_KEY }, cwd: tmpdir(), timeout: 20_000 }, (error, stdout) =>
+            resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stdout }),
+          );
+        });
+      const listed = 'institution record breaks its rule: EMAIL/jo banda at example (Generic validation error: EMAIL must be an e-mail address: local-part@domain)\n0 to opt out, 0 to register, 1 to correct at the institution\n';
+      expect(await run()).toEqual({ code: 3, stdout: listed });
+      expect(await run('--fix')).toEqual({ code: 3, stdout: `${listed}fixed: 0 opted out, 0 registered\n` });
+    } finally {
+      await new Promise((closed) => connector.close(closed));
+    }
   });
 });

@@ -124,11 +124,49 @@ describe('identifier reconciliation', () => {
         { idType: 'ACCOUNT_ID', idValue: '1000234567' },
         { idType: 'MSISDN', idValue: '260971000008', idSubValue: 'savings' },
       ],
+      invalidAtInstitution: [],
     };
     expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: expected });
     expect(await h.callOutgoing('POST', '/identifiers/reconciliation/fix', {})).toEqual({ status: 200, body: { optedOut: 2, registered: 2, problems: [] } });
-    expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: { registeredButIneligible: [], eligibleNotRegistered: [] } });
+    expect(await h.callOutgoing('GET', '/identifiers/reconciliation')).toEqual({ status: 200, body: { registeredButIneligible: [], eligibleNotRegistered: [], invalidAtInstitution: [] } });
     expect([...h.fakeSwitch.registeredIdentifiers].sort()).toEqual(['ACCOUNT_ID/1000234567', 'MSISDN/260971000008/savings']);
+  });
+});
+
+describe('identifier reconciliation against an institution that writes its identifiers unnormalised', () => {
+  /**
+   * An institution whose records print an e-mail domain in capitals (its look-up ignores the
+   * domain's case, as e-mail does) and hold an e-mail address that is none.
+   */
+  function withEmailCustomers(inner: CoreBanking): CoreBanking {
+    const email = { idType: 'EMAIL' as const, idValue: 'Jo.Banda@Example.ORG' };
+    const eligibility = { accountId: 'zm-acc-0001', currency: 'ZMW', status: 'active', consent: 'given' } as const;
+    const lookup = inner.identifierEligibility?.bind(inner);
+    const list = inner.listIdentifiers?.bind(inner);
+    if (lookup === undefined || list === undefined) throw new Error('the sandbox lists its customers');
+    return Object.assign(Object.create(inner) as CoreBanking, {
+      identifierEligibility: async (id: Parameters<typeof lookup>[0]) => (id.idType === 'EMAIL' && id.idValue.toLowerCase() === email.idValue.toLowerCase() ? eligibility : lookup(id)),
+      listIdentifiers: async () => [...(await list()), { ...email, ...eligibility }, { idType: 'EMAIL' as const, idValue: 'jo banda at example', ...eligibility }],
+    });
+  }
+
+  it('compares them in their normal form: a registered one is left alone, one opted out stays out, one that breaks its rule is reported, never registered', async () => {
+    h = await startHarness({ overrides: { wrapCoreBanking: withEmailCustomers } });
+    expect((await h.callOutgoing('POST', '/identifiers', { idType: 'EMAIL', idValue: 'Jo.Banda@Example.ORG', consent: CONSENT })).body).toMatchObject({ idValue: 'Jo.Banda@example.org', state: 'REGISTERED' });
+    const invalid = [{ idType: 'EMAIL', idValue: 'jo banda at example', problem: 'Generic validation error: EMAIL must be an e-mail address: local-part@domain' }];
+    const found = (await h.callOutgoing('GET', '/identifiers/reconciliation')).body as Record<string, unknown>;
+    // The registered address is the institution's: not "no customer has it any more".
+    expect(found['registeredButIneligible']).toEqual([]);
+    expect(found['invalidAtInstitution']).toEqual(invalid);
+    expect(await h.callOutgoing('POST', '/identifiers/reconciliation/fix', {})).toMatchObject({ status: 200, body: { optedOut: 0, problems: [] } });
+    expect(accountsCalls(h).filter((call) => call.path !== '/accounts' || JSON.stringify(call.body).includes('EMAIL')).map((call) => `${call.method} ${call.path}`)).toEqual(['POST /accounts']);
+    // Opted out: the fix leaves it out.
+    expect((await h.callOutgoing('POST', '/identifiers/opt-out', { idType: 'EMAIL', idValue: 'Jo.Banda@example.org', consent: CONSENT })).body).toMatchObject({ state: 'DEREGISTERED' });
+    const after = (await h.callOutgoing('GET', '/identifiers/reconciliation')).body as Record<string, unknown>;
+    expect(after).toEqual({ registeredButIneligible: [], eligibleNotRegistered: [], invalidAtInstitution: invalid });
+    expect(await h.callOutgoing('POST', '/identifiers/reconciliation/fix', {})).toEqual({ status: 200, body: { optedOut: 0, registered: 0, problems: [] } });
+    expect((await h.callOutgoing('GET', '/identifiers/EMAIL/Jo.Banda@example.org')).body).toMatchObject({ state: 'DEREGISTERED' });
+    expect([...h.fakeSwitch.registeredIdentifiers].filter((key) => key.startsWith('EMAIL'))).toEqual([]);
   });
 });
 

@@ -159,6 +159,7 @@ describe('two replicas on one PostgreSQL database', () => {
       'identifiers-005-state-counts',
       'identifiers-006-registry-job-state',
       'identifiers-007-job-lines-pending',
+      'identifiers-008-job-runs-line-attempts',
       'outgoing-001-payments',
       'outgoing-002-audit-columns',
       'outgoing-003-refund-reference',

@@ -387,7 +387,7 @@ describe('a bulk identifier job\'s queries', () => {
   it('go through the pending lines, or by job, state and key, on SQLite; the progress through the lines\' key', async () => {
     const path = await migratedSqlite(migrations);
     const job = new BetterSqlite3(path);
-    job.prepare(`insert into identifier_jobs values ('job-1', 'register', 2, 'RUNNING', '2026-11-27T06:00:00.000Z', '2026-11-27T06:00:00.000Z')`).run();
+    job.prepare(`insert into identifier_jobs (job_id, action, total, state, created_at, updated_at) values ('job-1', 'register', 2, 'RUNNING', '2026-11-27T06:00:00.000Z', '2026-11-27T06:00:00.000Z')`).run();
     job.close();
     const now = () => new Date('2026-11-27T06:00:00.000Z');
     const plans = await sqlitePlans(path, async (reader) => {
@@ -402,7 +402,8 @@ describe('a bulk identifier job\'s queries', () => {
     });
     // (The claim's begin and commit have no plan.)
     expect(plans.filter((plan) => plan.length > 0)).toEqual([
-      ['SEARCH identifier_job_lines USING INDEX identifier_job_lines_pending (job_id=?)'],
+      // A pass's pages each start after the last one's line: through the index, not past the lines done.
+      ['SEARCH identifier_job_lines USING INDEX identifier_job_lines_pending (job_id=? AND line>?)'],
       // A claim of a job's identifiers, one statement per state: the first of them in key order
       // straight from the index (no sort), each then found by the whole index key and leased.
       ...['REQUESTED', 'OPTING_OUT'].map(() => [

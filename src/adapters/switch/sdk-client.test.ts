@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { errors as undiciErrors } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../domain/errors.js';
+import { platformKey } from '../../ports/switch-connector.js';
 import { SdkClient, neverReachedSwitch, transportOutcome } from './sdk-client.js';
 
 function coded(code: string): Error {
@@ -182,6 +183,15 @@ describe('SdkClient identifier calls', () => {
     await sdk.close();
   });
 
+  it('keeps the refusal of ALIAS "a" with the sub-value "b" apart from ALIAS "a/b" in one batch (their keys were both ALIAS/a/b)', async () => {
+    const refused = { idType: 'ALIAS', idValue: 'a', idSubValue: 'b', error: { statusCode: '3003', message: 'held by another FSP' } };
+    const sdk = new SdkClient({ baseUrl: await answering(200, { response: [{ idType: 'ALIAS', idValue: 'a/b' }, refused] }), timeoutMs: 1000 });
+    const answer = await sdk.registerIdentifiers([{ idType: 'ALIAS', idValue: 'a/b', currency: 'ZMW' }, { idType: 'ALIAS', idValue: 'a', idSubValue: 'b', currency: 'ZMW' }]);
+    expect(answer).toEqual({ outcome: 'answered', refusals: new Map([['["ALIAS","a","b"]', { statusCode: '3003', message: 'held by another FSP' }]]) });
+    expect([platformKey({ idType: 'ALIAS', idValue: 'a/b' }), platformKey({ idType: 'ALIAS', idValue: 'a', idSubValue: 'b' })]).toEqual(['["ALIAS","a/b"]', '["ALIAS","a","b"]']);
+    await sdk.close();
+  });
+
   it.each([
     [500, { statusCode: '3204', message: 'Got an error response' }, 'answered'],
     [500, { statusCode: '5100', message: 'Got an error response' }, 'answered'],
@@ -196,7 +206,7 @@ describe('SdkClient identifier calls', () => {
     expect(answer.outcome).toBe(outcome);
     if (answer.outcome === 'answered') {
       const refusal = { statusCode: String(body.statusCode), message: `HTTP ${status}, statusCode ${body.statusCode}: ${body.message}` };
-      expect(answer.refusals).toEqual(new Map([['MSISDN/260971000001', refusal], ['MSISDN/260971000002', refusal]]));
+      expect(answer.refusals).toEqual(new Map([['["MSISDN","260971000001"]', refusal], ['["MSISDN","260971000002"]', refusal]]));
     }
     await sdk.close();
   });

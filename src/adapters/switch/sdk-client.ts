@@ -345,7 +345,7 @@ function platformRefusedCall(response: SdkResponse): boolean {
   return response.status >= 500 && /^[345][0-9]{3}$/.test(errorStatusCode(response.body));
 }
 
-/** Every per-item error of a registration or removal answer, by `Type/ID[/SubId]`. */
+/** Every per-item error of a registration or removal answer, by its identifier's platformKey. */
 function platformRefusals(body: unknown): Map<string, { statusCode: string; message: string }> {
   const refusals = new Map<string, { statusCode: string; message: string }>();
   if (typeof body !== 'object' || body === null) return refusals;
