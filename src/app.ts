@@ -162,7 +162,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     metrics,
     name: 'incoming',
     ...(incomingTls === undefined ? {} : { tls: incomingTls }),
-  });
+  }, config.apiType);
 
   const outgoingStore = new SqlOutgoingStore(database, () => clock.now());
   const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery);

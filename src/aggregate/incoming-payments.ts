@@ -1,4 +1,4 @@
-import { ConnectorError, assert, storedError } from '../domain/errors.js';
+import { ConnectorError, assert, isConnectorError, storedError } from '../domain/errors.js';
 import { backendTransferState, statesLeadingTo } from '../domain/inbound-transfer.js';
 import { identifierFormatProblem, isPartyIdType, type PartyId, type PartyIdType } from '../domain/identifiers.js';
 import { fitExtensionList, partyExtensionList, type ApiType } from '../domain/iso20022.js';
@@ -156,6 +156,8 @@ export class IncomingPayments {
     try {
       inserted = await this.checkAndInsertTransfer(body, hash);
     } catch (error) {
+      // The insert has just found no transfer under this id: nothing to read.
+      if (isConnectorError(error, 'QuoteAlreadyUsed')) throw error;
       const existing = await this.deps.store.findTransfer(body.transferId);
       if (existing === undefined) throw error;
       return this.resumeTransfer(existing, hash);
@@ -202,6 +204,10 @@ export class IncomingPayments {
       payeeAccountId: party.accountId,
       createdAt: this.deps.clock.now().toISOString(),
     });
+    // One quote pays one transfer: another transferId for it is refused while the transfer that
+    // took it holds or moved money, and accepted once that one ended with nothing moved (ABORTED,
+    // REJECTED). The database decides (one unique index), so two replicas cannot both take it.
+    if ('quoteTaken' in inserted) throw new ConnectorError('QuoteAlreadyUsed', `quote ${quote.quoteId}`);
     return inserted.record;
   }
 

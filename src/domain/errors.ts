@@ -43,6 +43,9 @@ export const ERROR_CATALOGUE = {
   PayerInformationMissing: { code: '3102', category: 'invalid', text: 'Payer information missing' },
   TransferNotCompleted: { code: '5104', category: 'rejected', text: 'Transfer not completed' },
   TransferStateConflict: { code: '3106', category: 'conflict', text: 'Transfer already finished differently' },
+  // A second transferId for a quote (one transaction) whose transfer holds or moved money: the
+  // transaction was already processed with other parameters (FSPIOP's "modified request").
+  QuoteAlreadyUsed: { code: '3106', category: 'conflict', text: 'Quote already used by another transfer' },
   DoubtfulNotification: { code: '3100', category: 'invalid', text: 'Notification not applied' },
   InvalidReturnedQuote: { code: '5101', category: 'rejected', text: 'Invalid quote returned by the switch' },
   QuoteNotAccepted: { code: '5101', category: 'rejected', text: 'Quote not accepted' },

@@ -13,6 +13,12 @@ export const EXTENSION_LIST_MAX_ITEMS = 16;
 export const EXTENSION_VALUE_MAX_LENGTH = 128;
 /** FSPIOP peers reject extension keys longer than this. */
 export const FSPIOP_EXTENSION_KEY_MAX_LENGTH = 32;
+/**
+ * The longest extension key accepted in ISO 20022 mode, where keys are element paths: the
+ * longest the spec names has 54 characters; this leaves room for deeper paths the switch
+ * connector derives from the ISO message, and still bounds what is stored and echoed.
+ */
+export const ISO20022_EXTENSION_KEY_MAX_LENGTH = 128;
 
 export type ApiType = 'fspiop' | 'iso20022';
 

@@ -1,13 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingPayments } from '../aggregate/incoming-payments.js';
 import type { QuoteRequestBody, TransferNotificationBody, TransferRequestBody } from '../aggregate/incoming-types.js';
-import {
-  partyParamsSchema,
-  quoteRequestSchema,
-  transferIdParamsSchema,
-  transferNotificationSchema,
-  transferRequestSchema,
-} from './backend-schemas.js';
+import type { ApiType } from '../domain/iso20022.js';
+import { incomingBodySchemas, partyParamsSchema, transferIdParamsSchema, transferNotificationSchema } from './backend-schemas.js';
 import type { HealthCheck } from './health.js';
 import { registerHealth } from './health.js';
 import { createServer, type ServerOptions } from './server-common.js';
@@ -20,10 +15,12 @@ interface PartyParams {
 
 /**
  * The incoming-payments server: the switch connector's backend API. Bodies are validated
- * against the published schemas before the aggregate sees them.
+ * against the published schemas before the aggregate sees them; extension keys are bounded as
+ * `apiType` (the switch connector's API_TYPE) needs.
  */
-export function buildIncomingServer(incoming: IncomingPayments, health: HealthCheck, options: ServerOptions): FastifyInstance {
+export function buildIncomingServer(incoming: IncomingPayments, health: HealthCheck, options: ServerOptions, apiType: ApiType): FastifyInstance {
   const server = createServer({ ...options, hideInstitutionDetail: true });
+  const bodies = incomingBodySchemas(apiType);
   registerHealth(server, health);
 
   const getParty = async (params: PartyParams) => incoming.getParty(params.idType, params.idValue, params.idSubValue);
@@ -34,11 +31,11 @@ export function buildIncomingServer(incoming: IncomingPayments, health: HealthCh
     getParty(request.params),
   );
 
-  server.post<{ Body: QuoteRequestBody }>('/quoterequests', { schema: { body: quoteRequestSchema } }, (request) =>
+  server.post<{ Body: QuoteRequestBody }>('/quoterequests', { schema: { body: bodies.quoteRequest } }, (request) =>
     incoming.quote(request.body),
   );
 
-  server.post<{ Body: TransferRequestBody }>('/transfers', { schema: { body: transferRequestSchema } }, async (request, reply) => {
+  server.post<{ Body: TransferRequestBody }>('/transfers', { schema: { body: bodies.transferRequest } }, async (request, reply) => {
     const answer = await incoming.receiveTransfer(request.body);
     return reply.status(200).send(answer);
   });

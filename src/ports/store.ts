@@ -134,13 +134,20 @@ export interface InsertResult<T> {
 }
 
 /**
+ * An incoming transfer's insert: created, or the record stored under its transferId, or nothing
+ * because its quote is taken by another transfer that holds or moved money (not ABORTED or
+ * REJECTED), however close together the two arrived.
+ */
+export type TransferInsertResult = InsertResult<TransferRecord> | { readonly created: false; readonly quoteTaken: true };
+
+/**
  * Durable state of incoming payments. Every method is one atomic transaction.
  * Inserts are keyed by the switch's ids; an insert of a known id returns the stored record.
  */
 export interface InboundStore {
   insertQuote(quote: QuoteRecord): Promise<InsertResult<QuoteRecord>>;
   findQuote(quoteId: string): Promise<QuoteRecord | undefined>;
-  insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>>;
+  insertTransfer(transfer: NewTransfer): Promise<TransferInsertResult>;
   findTransfer(transferId: string): Promise<TransferRecord | undefined>;
   /**
    * Moves a transfer to `to` only when its state is one of `from` (compare-and-set); returns the

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteRequest, transferRequest } from '../support/backend-bodies.js';
-import { customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
+import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 const LEI = '9845000DEMOCC0NNEC85';
 const P = 'Rpt.UpdtdPtyAndAcctId';
@@ -298,5 +298,89 @@ describe('incoming payments: ISO 20022 mode with the default settings', () => {
     const { displayName: _d, firstName: _f, lastName: _l, ...nameless } = fromTheSwitch;
     const answer = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: nameless, extensionList: derivedEntries }));
     expect(answer).toEqual({ status: 400, body: { statusCode: '3102', message: 'Payer information missing: missing CdtTrfTxInf.Dbtr.Nm' } });
+  });
+
+  /**
+   * Extension entries the published schemas let through (they require neither key nor value, and
+   * do not list the transfer's own extensionList) but that the payer-information rule cannot
+   * read: each is a 400 naming the field, not a 500 the switch connector would retry 3 times.
+   */
+  const badQuotes: ReadonlyArray<readonly [string, Record<string, unknown>, { statusCode: string; message: string }]> = [
+    ['an entry without value', { extensionList: [{ key: 'GrpHdr.MsgId' }] }, { statusCode: '3102', message: "Missing mandatory element: body/extensionList/0 must have required property 'value'" }],
+    ['an entry without key', { extensionList: [{ value: 'x' }] }, { statusCode: '3102', message: "Missing mandatory element: body/extensionList/0 must have required property 'key'" }],
+    ['a payer entry without key', { from: { ...fromTheSwitch, extensionList: [{ value: 'x' }] } }, { statusCode: '3102', message: "Missing mandatory element: body/from/extensionList/0 must have required property 'key'" }],
+    ['a key that is not text', { extensionList: [{ key: 7, value: 'x' }] }, { statusCode: '3100', message: 'Generic validation error: body/extensionList/0/key must be string' }],
+  ];
+  for (const [name, extra, refusal] of badQuotes) {
+    it(`refuse a quote with ${name}: 400, nothing stored`, async () => {
+      const payee = customerWith((c) => c.status === 'active');
+      const body = { ...quoteRequest({ payeeMsisdn: payee.idValue, from: fromTheSwitch }), ...extra };
+      expect(await h.call('POST', '/quoterequests', body)).toEqual({ status: 400, body: refusal });
+      // Nothing was stored: the same quoteId with a valid body is a new quote.
+      const valid = await h.call('POST', '/quoterequests', { ...body, extensionList: derivedEntries, from: fromTheSwitch });
+      expect(valid.status).toBe(200);
+    });
+  }
+
+  const badTransfers: ReadonlyArray<readonly [string, Record<string, unknown>, { statusCode: string; message: string }]> = [
+    ['extensionList a string', { extensionList: 'abc' }, { statusCode: '3100', message: 'Generic validation error: body/extensionList must be array' }],
+    ['extensionList a number', { extensionList: 5 }, { statusCode: '3100', message: 'Generic validation error: body/extensionList must be array' }],
+    ['an empty extension entry', { extensionList: [{}] }, { statusCode: '3102', message: "Missing mandatory element: body/extensionList/0 must have required property 'key'" }],
+    ['a quoteRequestExtensions entry without key', { quoteRequestExtensions: [{ value: 'x' }] }, { statusCode: '3102', message: "Missing mandatory element: body/quoteRequestExtensions/0 must have required property 'key'" }],
+    ['an empty extension value', { extensionList: [{ key: 'GrpHdr.MsgId', value: '' }] }, { statusCode: '3100', message: 'Generic validation error: body/extensionList/0/value must NOT have fewer than 1 characters' }],
+  ];
+  for (const [name, extra, refusal] of badTransfers) {
+    it(`refuse a transfer with ${name}: 400, nothing reserved, the transfer can come again`, async () => {
+      const payee = customerWith((c) => c.status === 'active');
+      const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount: '100', from: fromTheSwitch, extensionList: derivedEntries });
+      const quote = await h.call('POST', '/quoterequests', quoteBody);
+      expect(quote.status).toBe(200);
+      const before = await balances(h);
+      const body = transferRequest(quoteBody, quote.body as Record<string, unknown>, extra);
+      expect(await h.call('POST', '/transfers', body)).toEqual({ status: 400, body: refusal });
+      expect(await balances(h)).toEqual(before);
+      const valid = await h.call('POST', '/transfers', { ...body, extensionList: derivedEntries, quoteRequestExtensions: derivedEntries });
+      expect(valid.status).toBe(200);
+      // 99 (100 less the 1% fee) is held from the float; every transfer of this block is of 100.
+      expect((await balances(h)).float.held).toBe(String(BigInt(before.float.held) + 99n));
+    });
+  }
+
+  it('accept extension keys longer than FSPIOP allows (element paths), up to 128 characters', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const longKey = 'CdtTrfTxInf.Dbtr.Id.PrvtId.DtAndPlcOfBirth.CtryOfBirth';
+    const ok = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: fromTheSwitch, extensionList: [{ key: longKey, value: 'ZM' }] }));
+    expect(ok.status).toBe(200);
+    expect((ok.body as { extensionList: unknown }).extensionList).toEqual([{ key: longKey, value: 'ZM' }]);
+    const tooLong = await h.call('POST', '/quoterequests', quoteRequest({ payeeMsisdn: payee.idValue, from: fromTheSwitch, extensionList: [{ key: 'K'.repeat(129), value: 'x' }] }));
+    expect(tooLong).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: body/extensionList/0/key must NOT have more than 128 characters' } });
+  });
+});
+
+describe('incoming payments: extension entries in fspiop mode', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('refuse the same malformed entries (the aggregate reads none of them here), and keys over 32 characters', async () => {
+    const payee = customerWith((c) => c.status === 'active');
+    const quoteBody = quoteRequest({ payeeMsisdn: payee.idValue, amount: '10' });
+    const noValue = await h.call('POST', '/quoterequests', { ...quoteBody, extensionList: [{ key: 'k' }] });
+    expect(noValue).toEqual({ status: 400, body: { statusCode: '3102', message: "Missing mandatory element: body/extensionList/0 must have required property 'value'" } });
+    const longKey = await h.call('POST', '/quoterequests', { ...quoteBody, extensionList: [{ key: 'K'.repeat(33), value: 'x' }] });
+    expect(longKey).toEqual({ status: 400, body: { statusCode: '3100', message: 'Generic validation error: body/extensionList/0/key must NOT have more than 32 characters' } });
+    const quote = await h.call('POST', '/quoterequests', { ...quoteBody, extensionList: [{ key: 'K'.repeat(32), value: 'x' }] });
+    expect(quote.status).toBe(200);
+    const before = await balances(h);
+    const body = transferRequest(quoteBody, quote.body as Record<string, unknown>);
+    expect(await h.call('POST', '/transfers', { ...body, extensionList: [{}] })).toEqual({
+      status: 400,
+      body: { statusCode: '3102', message: "Missing mandatory element: body/extensionList/0 must have required property 'key'" },
+    });
+    expect(await balances(h)).toEqual(before);
   });
 });

@@ -8,6 +8,7 @@ import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { interceptOne } from '../support/intercept-one.js';
+import { createTestDatabase } from '../support/postgres.js';
 import { accountOf, balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 type Body = Record<string, unknown>;
@@ -308,6 +309,74 @@ describe('incoming transfers: notification', () => {
     expect((await h.call('POST', '/transfers', body)).status).toBe(200);
     expect((await h.call('PUT', '/transfers/01JDQZ8V6N3W0Y5X7R2T4B9C1M', notification('COMPLETED'))).status).toBe(200);
   });
+});
+
+describe('incoming transfers: one quote, one transfer', () => {
+  const quoteUsed = (quoteAnswer: Body): Body => ({ statusCode: '3106', message: `Quote already used by another transfer: quote ${String(quoteAnswer['quoteId'])}` });
+
+  it('refuses a second transferId for a quote already taken (409 3106, nothing reserved); the payee is credited once', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { quoteBody, quoteAnswer, payeeAccount } = await quoteFor('100');
+    // Same quote, same transactionId and ILP packet, another transferId: what the switch connector
+    // forwards with ALLOW_DIFFERENT_TRANSFER_TRANSACTION_ID or ALLOW_TRANSFER_WITHOUT_QUOTE.
+    const first = transferRequest(quoteBody, quoteAnswer);
+    const second = transferRequest(quoteBody, quoteAnswer);
+    const firstAnswer = await h.call('POST', '/transfers', first);
+    expect(firstAnswer.status).toBe(200);
+    expect(await h.call('POST', '/transfers', second)).toEqual({ status: 409, body: quoteUsed(quoteAnswer) });
+    expect(await h.call('POST', '/transfers', second)).toEqual({ status: 409, body: quoteUsed(quoteAnswer) });
+    expect((await balances(h)).float).toEqual({ balance: before.float.balance, held: '99' });
+    // The first transferId's retry is still answered from its record.
+    expect(await h.call('POST', '/transfers', first)).toEqual(firstAnswer);
+    expect(await h.call('PUT', `/transfers/${String(first['transferId'])}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(await h.call('PUT', `/transfers/${String(second['transferId'])}`, notification('COMPLETED'))).toEqual({
+      status: 404,
+      body: { statusCode: '3208', message: `Transfer not found: transfer ${String(second['transferId'])} is unknown` },
+    });
+    const after = await balances(h);
+    expect(after.of(payeeAccount).balance).toBe(addMoney(zmw(before.of(payeeAccount).balance), zmw('99')).amount);
+    expect(after.float).toEqual({ balance: subtractMoney(zmw(before.float.balance), zmw('99')).amount, held: '0' });
+    // Taken by a committed transfer, the quote stays taken.
+    expect(await h.call('POST', '/transfers', second)).toEqual({ status: 409, body: quoteUsed(quoteAnswer) });
+  });
+
+  it('lets another transferId use the quote once the first ended ABORTED (nothing moved), and credits it once', async () => {
+    h = await startHarness();
+    const before = await balances(h);
+    const { quoteBody, quoteAnswer, payeeAccount } = await quoteFor('100');
+    const first = transferRequest(quoteBody, quoteAnswer);
+    const second = transferRequest(quoteBody, quoteAnswer);
+    const third = transferRequest(quoteBody, quoteAnswer);
+    expect((await h.call('POST', '/transfers', first)).status).toBe(200);
+    expect((await h.call('PUT', `/transfers/${String(first['transferId'])}`, notification('ABORTED'))).status).toBe(422);
+    expect(await balances(h)).toEqual(before);
+    expect((await h.call('POST', '/transfers', second)).status).toBe(200);
+    expect(await h.call('POST', '/transfers', third)).toEqual({ status: 409, body: quoteUsed(quoteAnswer) });
+    expect(await h.call('PUT', `/transfers/${String(second['transferId'])}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    const after = await balances(h);
+    expect(after.of(payeeAccount).balance).toBe(addMoney(zmw(before.of(payeeAccount).balance), zmw('99')).amount);
+    expect(after.float).toEqual({ balance: subtractMoney(zmw(before.float.balance), zmw('99')).amount, held: '0' });
+  });
+
+  for (const store of ['SQLite', 'PostgreSQL'] as const) {
+    it(`ends 8 transferIds posted together for one quote with one reservation, on ${store}`, async () => {
+      const database = store === 'PostgreSQL' ? await createTestDatabase() : undefined;
+      try {
+        h = await startHarness(database === undefined ? {} : { env: { DATABASE_URL: database.url } });
+        const before = await balances(h);
+        const { quoteBody, quoteAnswer } = await quoteFor('100');
+        const bodies = Array.from({ length: 8 }, () => transferRequest(quoteBody, quoteAnswer));
+        const answers = await Promise.all(bodies.map((body) => h.call('POST', '/transfers', body)));
+        expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+        expect(answers.filter((answer) => answer.status !== 200)).toEqual(Array.from({ length: 7 }, () => ({ status: 409, body: quoteUsed(quoteAnswer) })));
+        expect((await balances(h)).float).toEqual({ balance: before.float.balance, held: '99' });
+      } finally {
+        await h.close();
+        await database?.drop();
+      }
+    });
+  }
 });
 
 function withIlpAmount(body: Body, amount: string): Body {

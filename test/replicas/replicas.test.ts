@@ -152,6 +152,7 @@ describe('two replicas on one PostgreSQL database', () => {
       'connector-005-attention',
       'connector-006-state-counts',
       'connector-007-state-created',
+      'connector-008-quote-held-once',
       'identifiers-001-registry',
       'identifiers-002-jobs',
       'identifiers-003-audit-columns',

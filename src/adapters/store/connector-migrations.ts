@@ -1,5 +1,6 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
-import type { Migration } from './sql-database.js';
+import type { AnySchema, Migration } from './sql-database.js';
 import { INCOMING_TRANSFERS, stateCountsMigration } from './state-counts.js';
 
 /**
@@ -97,4 +98,36 @@ export const connectorMigrations: readonly Migration[] = [
       await db.schema.createIndex('inbound_transfers_state_created').ifNotExists().on('inbound_transfers').columns(['state', 'created_at']).execute();
     },
   },
+  {
+    // One quote, one transfer that holds or moved money: a second transferId for a quote whose
+    // transfer is not ABORTED or REJECTED (the two ends where nothing moved or stays held; see
+    // src/domain/inbound-transfer.ts, no state leaves them) breaks this index, and the insert
+    // (ON CONFLICT DO NOTHING) does nothing. Before it, the switch connector with
+    // ALLOW_DIFFERENT_TRANSFER_TRANSACTION_ID or ALLOW_TRANSFER_WITHOUT_QUOTE could have the payee
+    // credited once per transferId for one quote.
+    id: 'connector-008-quote-held-once',
+    up: quoteHeldOnceIndex,
+  },
 ];
+
+/**
+ * The index of migration 008. A database written before it may hold quotes already used by
+ * more than one such transfer: the oldest of each (by created_at, then transfer_id) is indexed and
+ * keeps the quote; the later ones are left out of the index by their transferIds, named in its
+ * predicate, so that the index can be built and the quote stays taken. Those transfers are left
+ * as they are (the connector changes no record behind the audit trail's back); the README tells
+ * how to find them.
+ */
+async function quoteHeldOnceIndex(db: Kysely<AnySchema>): Promise<void> {
+  const holds = (alias: string): RawBuilder<unknown> => sql`${sql.ref(`${alias}.state`)} not in ('ABORTED', 'REJECTED')`;
+  const later = await sql<{ transfer_id: string }>`
+    select t.transfer_id from inbound_transfers t
+    where ${holds('t')} and exists (
+      select 1 from inbound_transfers o
+      where o.quote_id = t.quote_id and ${holds('o')}
+        and (o.created_at < t.created_at or (o.created_at = t.created_at and o.transfer_id < t.transfer_id)))
+    order by t.transfer_id`.execute(db);
+  const ids = later.rows.map((row) => row.transfer_id);
+  const leftOut = ids.length === 0 ? sql`` : sql` and transfer_id not in (${sql.join(ids.map((id) => sql.lit(id)))})`;
+  await sql`create unique index inbound_transfers_quote_held on inbound_transfers (quote_id) where state not in ('ABORTED', 'REJECTED')${leftOut}`.execute(db);
+}

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contradictionNote } from '../../domain/contradiction.js';
 import type { InboundTransferState } from '../../domain/inbound-transfer.js';
-import type { NewTransfer, QuoteRecord, TransferRecord } from '../../ports/store.js';
+import type { NewTransfer, QuoteRecord, TransferInsertResult, TransferRecord } from '../../ports/store.js';
 import { createTestDatabase } from '../../../test/support/postgres.js';
 import { connectorMigrations } from './connector-migrations.js';
-import { auditMigrations } from './audit-trail.js';
+import { AuditTrail, auditMigrations } from './audit-trail.js';
 import { SqlInboundStore } from './inbound-store.js';
 import { PostgresDatabase } from './postgres-database.js';
 import type { AnySchema, SqlDatabase } from './sql-database.js';
@@ -79,6 +79,10 @@ function newTransfer(transferId: string, changes: Partial<NewTransfer> = {}): Ne
 }
 
 /** What a freshly inserted transfer reads back as. */
+function recordOf(result: TransferInsertResult | undefined): TransferRecord | undefined {
+  return result !== undefined && 'record' in result ? result.record : undefined;
+}
+
 function storedTransfer(transfer: NewTransfer): TransferRecord {
   return {
     ...transfer,
@@ -112,6 +116,11 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
     function store(): SqlInboundStore {
       if (context.store === undefined) throw new Error('the store was not opened');
       return context.store;
+    }
+
+    async function trailOf(transferId: string): Promise<unknown[]> {
+      if (context.target === undefined) throw new Error('the store was not opened');
+      return new AuditTrail(context.target.database).history('incoming_transfer', transferId);
     }
 
     beforeAll(async () => {
@@ -188,9 +197,49 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
         const results = await Promise.all(attempts.map((transfer) => store().insertTransfer(transfer)));
         const winners = results.filter((result) => result.created);
         expect(winners).toHaveLength(1);
-        const winner = winners[0]?.record;
-        expect(results.map((result) => result.record)).toStrictEqual(results.map(() => winner));
+        const winner = recordOf(winners[0]);
+        expect(results.map(recordOf)).toStrictEqual(results.map(() => winner));
         expect(await store().findTransfer('t-3')).toStrictEqual(winner);
+      });
+    });
+
+    describe('one quote, one transfer that holds or moved money', () => {
+      for (const state of ['RECEIVED', 'RESERVED', 'COMMITTING', 'COMMITTED', 'RELEASING'] as const) {
+        it(`refuses another transferId for a quote whose transfer is ${state}, and stores nothing of it`, async () => {
+          const holder = newTransfer('t-holder', { quoteId: 'q-shared', state });
+          await store().insertTransfer(holder);
+          expect(await store().insertTransfer(newTransfer('t-second', { quoteId: 'q-shared' }))).toStrictEqual({ created: false, quoteTaken: true });
+          expect(await store().findTransfer('t-second')).toBeUndefined();
+          // The holder's own retry is still answered from its record.
+          expect(await store().insertTransfer(holder)).toStrictEqual({ record: storedTransfer(holder), created: false });
+          expect(await trailOf('t-second')).toStrictEqual([]);
+        });
+      }
+
+      for (const state of ['ABORTED', 'REJECTED'] as const) {
+        it(`lets another transferId take a quote whose transfer ended ${state} (nothing moved), then refuses a third`, async () => {
+          await store().insertTransfer(newTransfer('t-ended', { quoteId: 'q-shared', state }));
+          const second = newTransfer('t-second', { quoteId: 'q-shared' });
+          expect(await store().insertTransfer(second)).toStrictEqual({ record: storedTransfer(second), created: true });
+          expect(await store().insertTransfer(newTransfer('t-third', { quoteId: 'q-shared' }))).toStrictEqual({ created: false, quoteTaken: true });
+        });
+      }
+
+      it('frees the quote when its transfer moves to ABORTED, not before', async () => {
+        await store().insertTransfer(newTransfer('t-first', { quoteId: 'q-shared', state: 'RESERVED' }));
+        await store().transitionTransfer('t-first', ['RESERVED'], 'RELEASING');
+        expect(await store().insertTransfer(newTransfer('t-second', { quoteId: 'q-shared' }))).toStrictEqual({ created: false, quoteTaken: true });
+        await store().transitionTransfer('t-first', ['RELEASING'], 'ABORTED');
+        expect((await store().insertTransfer(newTransfer('t-second', { quoteId: 'q-shared' }))).created).toBe(true);
+      });
+
+      it('gives a quote to exactly one of ten transferIds arriving together', async () => {
+        const attempts = Array.from({ length: 10 }, (_, index) => newTransfer(`t-race-${index}`, { quoteId: 'q-race' }));
+        const results = await Promise.all(attempts.map((transfer) => store().insertTransfer(transfer)));
+        expect(results.filter((result) => result.created)).toHaveLength(1);
+        expect(results.filter((result) => 'quoteTaken' in result)).toHaveLength(9);
+        const found = await Promise.all(attempts.map((transfer) => store().findTransfer(transfer.transferId)));
+        expect(found.filter((record) => record !== undefined)).toHaveLength(1);
       });
     });
 
@@ -389,7 +438,7 @@ function describeInboundStoreContract(name: string, open: () => Promise<StoreTar
   });
 }
 
-describeInboundStoreContract('SQLite', async () => {
+async function openSqlite(): Promise<StoreTarget> {
   const directory = mkdtempSync(join(tmpdir(), 'cc-inbound-store-'));
   return {
     database: new SqliteDatabase(join(directory, 'connector.db')),
@@ -397,15 +446,56 @@ describeInboundStoreContract('SQLite', async () => {
       rmSync(directory, { recursive: true, force: true });
     },
   };
-});
+}
 
-describeInboundStoreContract('PostgreSQL', async () => {
+async function openPostgres(): Promise<StoreTarget> {
   const testDatabase = await createTestDatabase();
   return {
     database: new PostgresDatabase({ url: testDatabase.url, poolMax: 8 }),
     cleanup: () => testDatabase.drop(),
   };
-});
+}
+
+describeInboundStoreContract('SQLite', openSqlite);
+describeInboundStoreContract('PostgreSQL', openPostgres);
+
+for (const [name, open] of [['SQLite', openSqlite], ['PostgreSQL', openPostgres]] as const) {
+  describe(`migration 008 (one quote, one transfer) on ${name}, over transfers written before it`, () => {
+    it('builds its index though a quote is already used by three transfers; the oldest keeps the quote, nothing is changed', async () => {
+      const target = await open();
+      try {
+        const before = connectorMigrations.filter((migration) => migration.id !== 'connector-008-quote-held-once');
+        expect(before).toHaveLength(connectorMigrations.length - 1);
+        await target.database.migrate([...before, ...auditMigrations]);
+        const store = new SqlInboundStore(target.database, () => new Date(T0));
+        const written = [
+          newTransfer('t-old', { quoteId: 'q-used-thrice', state: 'COMMITTED', createdAt: at(0) }),
+          newTransfer('t-new', { quoteId: 'q-used-thrice', state: 'COMMITTED', createdAt: at(SECOND) }),
+          newTransfer('t-newer', { quoteId: 'q-used-thrice', state: 'RESERVED', createdAt: at(2 * SECOND) }),
+          newTransfer('t-aborted', { quoteId: 'q-reused', state: 'ABORTED', createdAt: at(0) }),
+          newTransfer('t-after-abort', { quoteId: 'q-reused', state: 'COMMITTED', createdAt: at(SECOND) }),
+          newTransfer("t-it's", { quoteId: 'q-quoted', state: 'RESERVED', createdAt: at(0) }),
+          newTransfer("t-it's-2", { quoteId: 'q-quoted', state: 'RESERVED', createdAt: at(SECOND) }),
+        ];
+        for (const transfer of written) expect((await store.insertTransfer(transfer)).created).toBe(true);
+
+        await target.database.migrate([...connectorMigrations, ...auditMigrations]);
+        for (const transfer of written) expect(await store.findTransfer(transfer.transferId)).toStrictEqual(storedTransfer(transfer));
+        // Each quote stays taken: by its oldest transfer, or the one after the abort.
+        for (const quoteId of ['q-used-thrice', 'q-reused', 'q-quoted']) {
+          expect(await store.insertTransfer(newTransfer(`t-late-${quoteId}`, { quoteId }))).toStrictEqual({ created: false, quoteTaken: true });
+        }
+        // A transfer left out of the index moves on as any other.
+        expect((await store.transitionTransfer('t-newer', ['RESERVED'], 'RELEASING'))?.state).toBe('RELEASING');
+        const fresh = newTransfer('t-fresh', { quoteId: 'q-fresh' });
+        expect(await store.insertTransfer(fresh)).toStrictEqual({ record: storedTransfer(fresh), created: true });
+      } finally {
+        await target.database.close();
+        await target.cleanup();
+      }
+    });
+  });
+}
 
 describe('SqlInboundStore on two PostgreSQL replicas', () => {
   it('never gives the same transfer to claimers in different processes', async () => {
@@ -438,6 +528,26 @@ describe('SqlInboundStore on two PostgreSQL replicas', () => {
       const everything = claims.flat();
       expect(everything).toHaveLength(60);
       expect([...everything].sort()).toStrictEqual(all);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+      await testDatabase.drop();
+    }
+  });
+
+  it('gives a quote to exactly one of the transferIds both processes insert together', async () => {
+    const testDatabase = await createTestDatabase();
+    const replicas = [new PostgresDatabase({ url: testDatabase.url, poolMax: 4 }), new PostgresDatabase({ url: testDatabase.url, poolMax: 4 })];
+    try {
+      await Promise.all(replicas.map((replica) => replica.migrate([...connectorMigrations, ...auditMigrations])));
+      const stores = replicas.map((replica) => new SqlInboundStore(replica, () => new Date(T0)));
+      for (let round = 0; round < 5; round += 1) {
+        const attempts = stores.flatMap((store, replica) =>
+          Array.from({ length: 4 }, (_, index) => store.insertTransfer(newTransfer(`t-${round}-${replica}-${index}`, { quoteId: `q-round-${round}` }))),
+        );
+        const results = await Promise.all(attempts);
+        expect(results.filter((result) => result.created)).toHaveLength(1);
+        expect(results.filter((result) => 'quoteTaken' in result)).toHaveLength(7);
+      }
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
       await testDatabase.drop();

@@ -11,6 +11,7 @@ import type {
   QuoteRecord,
   QuoteResponseBody,
   TransferChanges,
+  TransferInsertResult,
   TransferRecord,
 } from '../../ports/store.js';
 import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
@@ -99,11 +100,17 @@ export class SqlInboundStore implements InboundStore {
     return row === undefined ? undefined : quoteFromRow(row);
   }
 
-  async insertTransfer(transfer: NewTransfer): Promise<InsertResult<TransferRecord>> {
+  /**
+   * One statement, as before the quote rule: an insert that breaks either unique rule (the
+   * transferId, or the quote held once: migration 008) does nothing, and only then is the
+   * transferId read, which tells the two apart.
+   */
+  async insertTransfer(transfer: NewTransfer): Promise<TransferInsertResult> {
     const inserted = await TRANSFERS.insert(this.database, newTransferRow(transfer), transfer.createdAt);
     if (inserted !== undefined) return { record: transferFromRow(inserted), created: true };
     const existing = await this.findTransfer(transfer.transferId);
-    if (existing === undefined) throw new AssertionFailed(`transfer ${transfer.transferId} neither inserted nor found`);
+    // No row under this transferId, so the conflict was the quote's (no row is ever deleted).
+    if (existing === undefined) return { created: false, quoteTaken: true };
     return { record: existing, created: false };
   }
 
@@ -218,13 +225,17 @@ const FIND_TRANSFER = queryTemplate('find transfer', (db: Db, p: Slots<{ transfe
   db.selectFrom('inbound_transfers').selectAll().where('transfer_id', '=', p.transferId),
 );
 
-/** The institution knows an incoming transfer by its transferId (every adapter derives its reference from it). */
+/**
+ * The institution knows an incoming transfer by its transferId (every adapter derives its
+ * reference from it). An insert does nothing on a known transferId and on a quote already held
+ * (the partial unique index of migration 008), hence `any`.
+ */
 const TRANSFERS = new AuditedTable<InboundTransfersTable>({
   subject: 'incoming_transfer',
   table: 'inbound_transfers',
   key: 'transfer_id',
   columns: TRANSFER_COLUMNS,
-  conflict: 'key',
+  conflict: 'any',
   institutionReference: sql`changed.transfer_id`,
 });
 

@@ -90,7 +90,7 @@ describe('PostgresDatabase', () => {
         await Promise.all(replicas.map((replica) => replica.migrate([...connectorMigrations, slow])));
         expect(slowRuns).toBe(1);
         for (const replica of replicas) {
-          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'test-002-slow']);
+          expect(await appliedMigrations(replica)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'connector-008-quote-held-once', 'test-002-slow']);
           expect(await tableNames(replica)).toStrictEqual(['inbound_transfers', 'quotes', 'schema_migrations', 'slow_marker']);
         }
 
@@ -119,7 +119,7 @@ describe('PostgresDatabase', () => {
       };
       try {
         await database.migrate([...connectorMigrations, long]);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'test-002-long']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'connector-008-quote-held-once', 'test-002-long']);
         expect(await tableNames(database)).toStrictEqual(['inbound_transfers', 'long_marker', 'quotes', 'schema_migrations']);
         await expect(sql`select pg_sleep(0.8)`.execute(database.reader())).rejects.toThrow('canceling statement due to statement timeout');
         await expect(database.transaction(async (trx) => sql`select pg_sleep(0.8)`.execute(trx))).rejects.toThrow('canceling statement due to statement timeout');
@@ -161,7 +161,7 @@ describe('PostgresDatabase', () => {
         expect(await migrated).toBe('error: canceling statement due to lock timeout');
         await holder.query('rollback');
         await upgrading.migrate([...connectorMigrations, addColumn]);
-        expect(await appliedMigrations(upgrading)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'test-002-add-column']);
+        expect(await appliedMigrations(upgrading)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'connector-008-quote-held-once', 'test-002-add-column']);
       } finally {
         await holder.end();
         await observer.end();
@@ -186,7 +186,7 @@ describe('PostgresDatabase', () => {
         expect(await tableNames(database)).toStrictEqual([]);
 
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'connector-008-quote-held-once']);
       } finally {
         await database.close();
         await fresh.drop();
@@ -212,7 +212,7 @@ describe('PostgresDatabase', () => {
 
         await holder.query('commit');
         await database.migrate(connectorMigrations);
-        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created']);
+        expect(await appliedMigrations(database)).toStrictEqual(['connector-001-inbound', 'connector-002-audit-columns', 'connector-003-audit-seq-from-trail', 'connector-004-created-at', 'connector-005-attention', 'connector-006-state-counts', 'connector-007-state-created', 'connector-008-quote-held-once']);
       } finally {
         await holder.end();
         await database.close();
