@@ -120,14 +120,14 @@ export const connectorMigrations: readonly Migration[] = [
  */
 async function quoteHeldOnceIndex(db: Kysely<AnySchema>): Promise<void> {
   const holds = (alias: string): RawBuilder<unknown> => sql`${sql.ref(`${alias}.state`)} not in ('ABORTED', 'REJECTED')`;
-  const later = await sql<{ transfer_id: string }>`
-    select t.transfer_id from inbound_transfers t
-    where ${holds('t')} and exists (
-      select 1 from inbound_transfers o
-      where o.quote_id = t.quote_id and ${holds('o')}
-        and (o.created_at < t.created_at or (o.created_at = t.created_at and o.transfer_id < t.transfer_id)))
-    order by t.transfer_id`.execute(db);
-  const ids = later.rows.map((row) => row.transfer_id);
+  // Grouped, not a correlated subquery: quote_id has no index of its own, and a self-join per
+  // row would read the table once per transfer on SQLite (quadratic on a large store).
+  const sharing = await sql<{ transfer_id: string; quote_id: string }>`
+    select transfer_id, quote_id from inbound_transfers
+    where ${holds('inbound_transfers')} and quote_id in (
+      select quote_id from inbound_transfers where ${holds('inbound_transfers')} group by quote_id having count(*) > 1)
+    order by quote_id, created_at, transfer_id`.execute(db);
+  const ids = sharing.rows.filter((row, index) => index > 0 && sharing.rows[index - 1]?.quote_id === row.quote_id).map((row) => row.transfer_id);
   const leftOut = ids.length === 0 ? sql`` : sql` and transfer_id not in (${sql.join(ids.map((id) => sql.lit(id)))})`;
   await sql`create unique index inbound_transfers_quote_held on inbound_transfers (quote_id) where state not in ('ABORTED', 'REJECTED')${leftOut}`.execute(db);
 }
