@@ -130,8 +130,8 @@ export class SdkClient implements SwitchConnector {
   }
 
   /**
-   * One HTTP exchange within `timeoutMs` of this call, a wait for a free connection included; a
-   * timeout or a reset is SdkTimeout (outcome unknown). A call that found no free connection in
+   * One HTTP exchange within `timeoutMs` of this call, a wait for a free connection and the
+   * connection's opening included; a timeout or a reset is SdkTimeout (outcome unknown). A call that found no free connection in
    * that time was never sent (NOT_SENT, see neverReachedSwitch). undici's own timeouts start only
    * once a request is written, so a call queued in the agent behind busy connections (each POST
    * /transfers may hold one for the whole transfer timeout) could go out at any time later: an
@@ -155,6 +155,9 @@ export class SdkClient implements SwitchConnector {
         method,
         headersTimeout: left,
         bodyTimeout: left,
+        // The rest of the call's time bounds the connection's opening too (TCP, TLS), which
+        // undici's headers timer does not count: a request not written by then never is.
+        signal: AbortSignal.timeout(left),
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         ...(payload === undefined ? {} : { body: payload }),
       });
@@ -315,6 +318,8 @@ function parseJson(text: string): unknown {
 
 function isTimeout(error: unknown): boolean {
   return (
+    // The call's deadline (AbortSignal.timeout): it may have been sent and acted on.
+    (error instanceof Error && (error.name === 'TimeoutError' || (error.cause instanceof Error && error.cause.name === 'TimeoutError'))) ||
     error instanceof undiciErrors.HeadersTimeoutError ||
     error instanceof undiciErrors.BodyTimeoutError ||
     error instanceof undiciErrors.SocketError ||
