@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 import { auditColumnsMigration, auditSeqFromTrailMigration } from './audit-trail.js';
 import type { AnySchema, Migration } from './sql-database.js';
 import { INCOMING_TRANSFERS, stateCountsMigration } from './state-counts.js';
@@ -120,6 +120,10 @@ export const connectorMigrations: readonly Migration[] = [
  */
 async function quoteHeldOnceIndex(db: Kysely<AnySchema>): Promise<void> {
   const holds = (alias: string): RawBuilder<unknown> => sql`${sql.ref(`${alias}.state`)} not in ('ABORTED', 'REJECTED')`;
+  // On PostgreSQL, replicas of the previous release may still be writing: the table is held
+  // against writes from the read below to the index's end, so that no second transfer of a quote
+  // can slip in between (the build would fail on it). SQLite's migration holds the write lock.
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`lock table inbound_transfers in share mode`.execute(db);
   // Grouped, not a correlated subquery: quote_id has no index of its own, and a self-join per
   // row would read the table once per transfer on SQLite (quadratic on a large store).
   const sharing = await sql<{ transfer_id: string; quote_id: string }>`

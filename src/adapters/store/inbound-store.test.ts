@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -496,6 +497,42 @@ for (const [name, open] of [['SQLite', openSqlite], ['PostgreSQL', openPostgres]
     });
   });
 }
+
+describe('migration 008 on PostgreSQL while a replica of the previous release still writes', () => {
+  it('waits for a transfer being written for a quote already taken and leaves it out of the index (before, the build failed on it)', async () => {
+    const testDatabase = await createTestDatabase();
+    const old = new PostgresDatabase({ url: testDatabase.url, poolMax: 2 });
+    const upgraded = new PostgresDatabase({ url: testDatabase.url, poolMax: 2 });
+    const writer = new pg.Client({ connectionString: testDatabase.url });
+    try {
+      const before = connectorMigrations.filter((migration) => migration.id !== 'connector-008-quote-held-once');
+      await old.migrate([...before, ...auditMigrations]);
+      const oldStore = new SqlInboundStore(old, () => new Date(T0));
+      const first = newTransfer('t-first', { quoteId: 'q-race', state: 'COMMITTED', createdAt: at(0) });
+      expect((await oldStore.insertTransfer(first)).created).toBe(true);
+      // The previous release's insert of a second transferId for the quote, not committed yet.
+      await writer.connect();
+      const columns = (await writer.query<{ column_name: string }>("select column_name from information_schema.columns where table_name = 'inbound_transfers' order by ordinal_position")).rows.map((row) => row.column_name);
+      const copied = columns.map((column) => (column === 'transfer_id' ? "'t-slipped-in'" : column === 'created_at' ? `'${at(SECOND)}'` : pg.escapeIdentifier(column)));
+      await writer.query('begin');
+      await writer.query(`insert into inbound_transfers (${columns.map((column) => pg.escapeIdentifier(column)).join(', ')}) select ${copied.join(', ')} from inbound_transfers where transfer_id = 't-first'`);
+
+      const migrating = upgraded.migrate([...connectorMigrations, ...auditMigrations]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await writer.query('commit');
+      await migrating;
+
+      const store = new SqlInboundStore(upgraded, () => new Date(T0));
+      expect((await store.findTransfer('t-slipped-in'))?.quoteId).toBe('q-race');
+      expect(await store.insertTransfer(newTransfer('t-third', { quoteId: 'q-race' }))).toStrictEqual({ created: false, quoteTaken: true });
+    } finally {
+      await writer.end().catch(() => undefined);
+      await old.close();
+      await upgraded.close();
+      await testDatabase.drop();
+    }
+  });
+});
 
 describe('SqlInboundStore on two PostgreSQL replicas', () => {
   it('never gives the same transfer to claimers in different processes', async () => {
