@@ -243,7 +243,15 @@ export class IdentifierJobs {
     const lines = readIdentifierFile(text, format);
     const now = this.now().toISOString();
     const jobId = await this.database.transaction<Schema, string>(async (trx) => {
-      const last = await trx.selectFrom('identifier_jobs').select(['job_id', 'run', 'state']).where('content_id', '=', contentId).orderBy('run', 'desc').limit(1).executeTakeFirst();
+      // A job a replica of the previous release stored (it has no content_id) is this file's run 1:
+      // its id was the content's, as run 1's is.
+      const last = await trx
+        .selectFrom('identifier_jobs')
+        .select(['job_id', 'run', 'state'])
+        .where((eb) => eb.or([eb('content_id', '=', contentId), eb.and([eb('content_id', 'is', null), eb('job_id', '=', contentId)])]))
+        .orderBy('run', 'desc')
+        .limit(1)
+        .executeTakeFirst();
       if (last !== undefined && last.state !== 'DONE') return last.job_id;
       const run = (last?.run ?? 0) + 1;
       // Run n's id follows from the content and n: two replicas given the same file at once make one run.
@@ -393,7 +401,15 @@ export class IdentifierJobs {
     const attempts = row.attempts + 1;
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn({ jobId, line: row.line, attempts, err: error }, 'identifier job line failed; tried again at the next pass');
-    if (attempts >= MAX_LINE_ATTEMPTS) return this.#setLine(jobId, row.line, 'FAILED', `not processed after ${attempts} attempts: ${reason}`.slice(0, 256));
+    if (attempts >= MAX_LINE_ATTEMPTS) {
+      // Only while the line is still pending: another replica working the same job may have
+      // finished it meanwhile, and its outcome stands.
+      const message = `not processed after ${attempts} attempts: ${reason}`.slice(0, 256);
+      await this.database.transaction<Schema, void>(async (trx) => {
+        await trx.updateTable('identifier_job_lines').set({ outcome: 'FAILED', message }).where('job_id', '=', jobId).where('line', '=', row.line).where('outcome', '=', 'PENDING').execute();
+      });
+      return;
+    }
     await this.database.transaction<Schema, void>(async (trx) => {
       await trx.updateTable('identifier_job_lines').set({ attempts }).where('job_id', '=', jobId).where('line', '=', row.line).where('outcome', '=', 'PENDING').execute();
     });

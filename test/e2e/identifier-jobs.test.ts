@@ -611,6 +611,38 @@ describe('a bulk line whose processing fails at every pass for no decision of th
   });
 });
 
+describe('a bulk line that another replica finishes while this one gives it up', () => {
+  it('keeps the other replica\'s outcome: the fifth failure writes FAILED only over a line still pending', async () => {
+    h = await startHarness();
+    const harness = h;
+    let failures = 0;
+    const find = IdentifierStore.prototype.find;
+    const spy = vi.spyOn(IdentifierStore.prototype, 'find').mockImplementation(async function (this: IdentifierStore, key) {
+      if (key.idValue !== '260971000002') return find.call(this, key);
+      failures += 1;
+      // At its fifth failure here, another replica working the same job has just registered it.
+      if (failures === 5) await harness.app.database.transaction<AnySchema, unknown>((trx) => sql`update identifier_job_lines set outcome = 'ACCEPTED' where line = 3`.execute(trx));
+      throw new Error('value too long for type character varying(30)');
+    });
+    try {
+      const file = [HEADER, ...['260971000001', '260971000002'].map((idValue) => `MSISDN,${idValue},,agent,2026-11-20T08:00:00Z,branch`), ''].join('\n');
+      const jobId = String((await upload(harness, file)).body['jobId']);
+      await harness.app.identifierJobs.idle();
+      for (let pass = 2; pass <= 5; pass += 1) {
+        harness.clock.advance(20_000);
+        await harness.app.identifierJobs.resumeUnfinished();
+        await harness.app.identifierJobs.idle();
+      }
+      expect(failures).toBe(5);
+      const lines = ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string; message: string | null }> }).lines;
+      // Before, FAILED ("not processed after 5 attempts") overwrote the other replica's outcome.
+      expect(lines.map((line) => [line.outcome, line.message])).toEqual([['REGISTERED', null], ['ACCEPTED', null]]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
 describe('the same file uploaded again', () => {
   const file = [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', ''].join('\n');
 
@@ -628,6 +660,24 @@ describe('the same file uploaded again', () => {
     expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['MSISDN/260971000001']);
     // The first run's report stays as it was read (its line is the identifier's, as it stands now).
     expect(((await h.callOutgoing('GET', `/identifiers/jobs/${first}/lines`)).body as { lines: unknown[] }).lines).toHaveLength(1);
+  });
+
+  it('once DONE, is a new run though its job was stored by a replica of the previous release (no content id)', async () => {
+    h = await startHarness();
+    const first = String((await upload(h, file)).body['jobId']);
+    expect(await done(h, first)).toMatchObject({ state: 'DONE', outcomes: { REGISTERED: 1 } });
+    // As the previous release stores a job, still running beside this one during an upgrade.
+    await h.app.database.transaction<AnySchema, unknown>((trx) => sql`update identifier_jobs set content_id = null`.execute(trx));
+    expect((await h.callOutgoing('POST', '/identifiers/opt-out', { idType: 'MSISDN', idValue: '260971000001', consent: { by: 'a', at: '2026-11-21T08:00:00Z', channel: 'app' } })).body).toMatchObject({ state: 'DEREGISTERED' });
+    const second = String((await upload(h, file)).body['jobId']);
+    // Before, the finished job was answered for ever: nothing registered again.
+    expect(second).not.toBe(first);
+    expect(await done(h, second)).toEqual({ jobId: second, action: 'register', state: 'DONE', total: 1, processed: 1, outcomes: { REGISTERED: 1 } });
+    const jobs = await sql<{ job_id: string; run: number }>`select job_id, run from identifier_jobs order by run`.execute(h.app.database.reader<AnySchema>());
+    expect(jobs.rows).toEqual([
+      { job_id: first, run: 1 },
+      { job_id: second, run: 2 },
+    ]);
   });
 
   it('while its job is unfinished, is that job, its lines stored once', async () => {
