@@ -291,7 +291,7 @@ function chosenAction(): string {
 function updateActionFields(): void {
   const action = chosenAction();
   const state = current?.item.state ?? '';
-  const outcomes = action === 'switch' ? ['COMPLETED', 'ABORTED'] : action === 'resolve' ? (MANUAL_OUTCOMES[state] ?? []) : [];
+  const outcomes = action === 'switch' ? ['COMPLETED', 'ABORTED'] : action === 'resolve' ? (refundHeldBack() ? ['COMPLETED', 'REFUNDED'] : (MANUAL_OUTCOMES[state] ?? [])) : [];
   const kept = page.outcome.value;
   page.outcome.replaceChildren(...outcomes.map((outcome) => new Option(outcome, outcome)));
   // A change of the outcome itself keeps the operator's choice.
@@ -301,12 +301,18 @@ function updateActionFields(): void {
   page.evidence.required = action === 'resolve';
 }
 
+/** A refund held back because the switch reported the transfer completed after it began: COMPLETED may be recorded too. */
+function refundHeldBack(): boolean {
+  return current?.item.state === 'REFUNDING' && current.detail['switchState'] === 'COMPLETED' && (current.item.lastError ?? '').startsWith('the switch reported ');
+}
+
 function describeAction(action: string, item: Item, outcome: string): string {
   const what = `${item.subject === 'incoming_transfer' ? 'incoming transfer' : 'outgoing payment'} ${item.id} (now ${item.state})`;
   if (action === 'retry') return `Make ${what} due now: the recovery worker tries its next step at once.`;
   if (action === 'switch') return `Ask the switch for ${what} and apply its outcome only if it reports ${outcome}${outcome === 'ABORTED' ? ': the customer is refunded once' : ''}.`;
   if (outcome === item.state) return `Clear the flag of ${what}: you settled it out of band. Its state stays ${outcome}; the connector moves no money; it is recorded with your name, reason and evidence.`;
   if (item.state === 'CONFIRMING' && outcome === 'ABORTED') return `Record that the hub aborted ${what}, on the hub's word: the connector refunds the customer once through the institution. It is recorded with your name, reason and evidence.`;
+  if (item.state === 'REFUNDING' && outcome === 'COMPLETED') return `Record ${what} as COMPLETED: the switch reported the transfer completed, so the customer is not refunded (the institution shows no refund under its reference). The connector moves no money; it is recorded with your name, reason and evidence.`;
   if (item.state === 'CONFIRMING') return `Record ${what} as ${outcome} on the hub's word. The connector moves no money for this; it is recorded with your name, reason and evidence.`;
   return `Record ${what} as ${outcome} on the institution's word. The connector moves no money for this; it is recorded with your name, reason and evidence.`;
 }

@@ -8,7 +8,7 @@ import type { OutgoingPaymentRecord, OutgoingStore } from '../ports/outgoing-sto
 import type { InboundStore, TransferRecord } from '../ports/store.js';
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import type { OutgoingPayments } from './outgoing-payments.js';
-import type { OutgoingSettlement } from './outgoing-settlement.js';
+import { refundHeldBack, type OutgoingSettlement } from './outgoing-settlement.js';
 
 export type OperatorSubject = 'incoming_transfer' | 'outgoing_payment';
 
@@ -155,6 +155,7 @@ export class OperatorActions {
         return this.#payment(id);
       }
       if (payment.state === 'CONFIRMING') return this.#resolveConfirming(payment, outcome, changes, now);
+      if (payment.state === 'REFUNDING' && outcome === 'COMPLETED') return this.#resolveHeldRefund(payment, changes, now);
       const allowed = MANUAL_OUTCOMES_OUTGOING[payment.state];
       if (allowed === undefined || allowed !== outcome) throw refused(manualRefusal(payment.state, outcome, allowed));
       if (!payment.needsAttention) throw refused('only an item flagged for attention is resolved by hand; the connector is still finishing this one');
@@ -204,6 +205,21 @@ export class OperatorActions {
       if (refunding === undefined) throw busy(await this.#payment(home), 'CONFIRMING');
       return this.deps.outgoingSettlement.refund(refunding);
     });
+  }
+
+  /**
+   * A refund the switch's later COMPLETED held back (outgoing-settlement.ts, refundHeldBack):
+   * the transfer completed, so the payment ends COMPLETED and the customer is not refunded; the
+   * evidence says that the institution shows no refund under the refund's reference (one that
+   * was paid after all is resolved to REFUNDED instead). Refused for any other REFUNDING payment,
+   * whose refund the switch's own word called for.
+   */
+  async #resolveHeldRefund(payment: OutgoingPaymentRecord, changes: OperatorChanges, now: string): Promise<OutgoingPaymentRecord> {
+    if (!refundHeldBack(payment)) throw refused('a REFUNDING payment is resolved by hand to REFUNDED; COMPLETED only for a refund held back because the switch reported the transfer completed');
+    const home = payment.homeTransactionId;
+    const completed = await this.deps.outgoing.exclusive(home, () => this.deps.outgoingStore.transition(home, ['REFUNDING'], 'COMPLETED', { ...changes, switchState: 'COMPLETED' }, { now }));
+    if (completed === undefined) throw busy(await this.#payment(home), 'REFUNDING');
+    return completed;
   }
 
   async #as<T>(request: OperatorRequest, action: string, subject: OperatorSubject, id: string, work: () => Promise<T>): Promise<T> {

@@ -10,7 +10,7 @@ import type { OutboundAnswer, OutboundTransfer } from '../ports/outgoing-switch.
 import type { SwitchConnector } from '../ports/switch-connector.js';
 import { KeyedSerializer } from '../shared/keyed-serializer.js';
 import { checkSendMoneyRequest, outboundTransferRequest, type CheckedRequest, type RequestSettings } from './outgoing-request.js';
-import { paymentError, type OutgoingSettlement } from './outgoing-settlement.js';
+import { paymentError, refundHeldBack, type OutgoingSettlement } from './outgoing-settlement.js';
 import { checkConversionTerms, checkReturnedQuote, type PaymentAmounts } from './outgoing-terms-check.js';
 import { callbackOf, type AcceptResult, type CallbackBody, type ConversionView, type PaymentStatus, type PaymentTerms, type SendMoneyRequest } from './outgoing-types.js';
 import { paymentStatus, paymentTerms } from './outgoing-views.js';
@@ -272,6 +272,8 @@ export class OutgoingPayments {
         throw new ConnectorError('SdkTimeout', `outcome not known yet; see GET /send-money/${ids.transferId}`);
       case 'REFUNDING':
       case 'REFUNDED':
+        // Not "refunded" while an operator decides on a refund the switch's COMPLETED held back.
+        if (refundHeldBack(payment)) throw new ConnectorError('SdkTimeout', 'refund held back: the switch reported COMPLETED after it began; an operator decides');
         throw refundAnswer(payment);
       case 'FAILED':
         throw paymentError(payment);

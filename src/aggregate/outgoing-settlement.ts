@@ -141,10 +141,22 @@ export class OutgoingSettlement {
     return this.recordFailure(payment, new Error(`withdrawal of the lost accept not confirmed (${detail})`));
   }
 
-  /** REFUNDING -> REFUNDED: pays the customer back through the institution, once per transferId. */
+  /**
+   * REFUNDING -> REFUNDED: pays the customer back through the institution, once per transferId.
+   * Not once the switch has reported the transfer completed (see complete()): the payee is paid,
+   * and a refund would pay the customer back as well. Such a refund is held back, flagged, for an
+   * operator to resolve to COMPLETED, or to REFUNDED if an earlier attempt was paid after all.
+   */
   async refund(payment: Payment): Promise<Payment> {
     assert(payment.state === 'REFUNDING', `refund from ${payment.state}`);
     const transferId = transferIdOf(payment);
+    if (refundHeldBack(payment)) {
+      // Looked at again only after the longest backoff: nothing changes without an operator.
+      const later = new Date(this.clock.now().getTime() + this.retry.maxBackoffMs).toISOString();
+      await this.store.recordAttempt(payment.homeTransactionId, 'REFUNDING', { nextAttemptAt: later, keepContradiction: true });
+      this.logger.warn({ transferId, homeTransactionId: payment.homeTransactionId }, 'refund held back: the switch reported the transfer completed; waiting for an operator');
+      return this.reread(payment.homeTransactionId);
+    }
     assert(payment.debitAmount !== null, `refund of ${payment.homeTransactionId} without a debit amount`);
     try {
       await this.coreBanking.refund({
@@ -319,10 +331,10 @@ export class OutgoingSettlement {
   /**
    * To COMPLETED on the switch's word, from one of `from`. A payment another actor moved to
    * REFUNDING or REFUNDED meanwhile (a replica's recovery worker that gave the accept up as lost
-   * on the hub's "no such transfer") has its customer paid back while the payee is paid too: a
-   * contradiction only an operator can settle (recover the amount, or reverse the refund), so it
-   * is flagged, once, kept through the refund's end, and logged at error level. Before, the
-   * completion was dropped without a word.
+   * on the hub's "no such transfer") has its customer paid back, or about to be, while the payee
+   * is paid too: a contradiction only an operator can settle, so it is flagged, once, and logged
+   * at error level; a refund not made yet is held back (refund()), one already on its way ends
+   * REFUNDED still flagged. Before, the completion was dropped without a word.
    */
   private async complete(payment: Payment, from: readonly OutgoingState[], switchState: string): Promise<Payment> {
     const completed = await this.tryMove(payment, from, 'COMPLETED', { switchState });
@@ -393,6 +405,11 @@ export class OutgoingSettlement {
 function hubRefusalOf(answer: Extract<OutboundAnswer, { outcome: 'failed' }>): string | undefined {
   if (answer.transfer?.hubErrorCode !== undefined) return answer.transfer.hubErrorCode;
   return /^[0-9]{4}$/.test(answer.statusCode) ? answer.statusCode : undefined;
+}
+
+/** A refund the switch's later COMPLETED holds back (complete() flagged it), until an operator resolves it. */
+export function refundHeldBack(payment: Payment): boolean {
+  return payment.state === 'REFUNDING' && payment.switchState === 'COMPLETED' && isContradiction(payment.lastError);
 }
 
 function transferIdOf(payment: Payment): string {

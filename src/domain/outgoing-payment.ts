@@ -13,6 +13,8 @@ import { AssertionFailed } from './errors.js';
  *                                               '--switch ABORTED--> REFUNDING
  *   (CONFIRMING whose switch still waits for the acceptance after the switch's time limit: the
  *   accept was lost, the quote is withdrawn with acceptQuote false; the switch's ABORTED refunds.)
+ *   (REFUNDING whose transfer the switch then reports COMPLETED: the refund is held back, flagged,
+ *   and an operator resolves it to COMPLETED, or to REFUNDED if it was paid after all.)
  *
  * COLLECTING, ACCEPTING, CONFIRMING and REFUNDING are durable intents: the recovery worker
  * finishes them after a crash or an outage. A collection that fails or is refused, and a
@@ -40,7 +42,8 @@ const TRANSITIONS: Record<OutgoingState, readonly OutgoingState[]> = {
   AWAITING_DEBIT: ['ACCEPTING', 'ABORTED'],
   ACCEPTING: ['COMPLETED', 'CONFIRMING', 'REFUNDING'],
   CONFIRMING: ['COMPLETED', 'REFUNDING'],
-  REFUNDING: ['REFUNDED'],
+  // COMPLETED by an operator only, for a refund held back: the switch reported the transfer completed.
+  REFUNDING: ['REFUNDED', 'COMPLETED'],
   COMPLETED: [],
   REFUNDED: [],
   ABORTED: [],

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { interceptCoreBanking, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
+import { ConnectorError } from '../../src/domain/errors.js';
+import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import { SdkClient } from '../../src/adapters/switch/sdk-client.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import type { OutboundTransferRequest, TransferContinuation } from '../../src/ports/outgoing-switch.js';
@@ -171,6 +173,77 @@ describe('an accept that completes after another replica refunded the customer',
       lastError: 'the switch reported COMPLETED, but the payment is REFUNDING: reconcile by hand',
     });
     expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('holds back a refund not made yet: not paid by the recovery worker, the channel not told "refunded", resolved COMPLETED by an operator', async () => {
+    let refundCalls = 0;
+    // The second replica's first refund fails (the institution down): the payment stays REFUNDING.
+    const failFirstRefund = (inner: CoreBanking): CoreBanking => ({
+      ...interceptCoreBanking(inner, async <T>(name: CoreBankingOperation, call: () => Promise<T>): Promise<T> => {
+        if (name !== 'refund') return call();
+        refundCalls += 1;
+        if (refundCalls === 1) throw new ConnectorError('InstitutionUnavailable', 'down for the test');
+        return call();
+      }),
+      capabilities: inner.capabilities,
+    });
+    const { first, second, fakeSwitch, accepts } = await replicas({ wrapSecond: failFirstRefund });
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    const transferId = String((await initiate(first, body))['transferId']);
+    await channelDebit(first, home, '100');
+
+    const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    await accepts.entered;
+    fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
+    first.clock.advance(1_500 + 5_001);
+    await second.app.outgoingRecovery.runOnce();
+    expect(await stateOf(second, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1 });
+    accepts.letGo();
+    await accepted;
+    expect(fakeSwitch.transferOf(home)?.state).toBe('COMPLETED');
+    const held = 'the switch reported COMPLETED, but the payment is REFUNDING: reconcile by hand';
+    expect(await stateOf(first, transferId)).toMatchObject({ state: 'REFUNDING', needsAttention: true, lastError: held, switchState: 'COMPLETED' });
+
+    // The recovery worker's passes pay nothing: before, the second pass refunded the customer too.
+    for (let pass = 0; pass < 3; pass += 1) {
+      first.clock.advance(10 * 60_000);
+      await second.app.outgoingRecovery.runOnce();
+    }
+    expect(refundCalls).toBe(1);
+    expect(await stateOf(first, transferId)).toMatchObject({ state: 'REFUNDING', needsAttention: true, lastError: held });
+    expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    // The channel's retried accept is not told that the customer is refunded.
+    expect(await second.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).toEqual({
+      status: 504,
+      body: { statusCode: '2004', message: 'Switch connector timed out: refund held back: the switch reported COMPLETED after it began; an operator decides' },
+    });
+
+    const resolve = `/operations/items/outgoing_payment/${home}/resolve`;
+    const resolved = await first.callOperations('POST', resolve, { outcome: 'COMPLETED', reason: 'hub completed it', evidence: 'no refund under the reference in the core banking journal, ticket 42' });
+    expect(resolved.status).toBe(200);
+    expect(await stateOf(first, transferId)).toMatchObject({ state: 'COMPLETED', needsAttention: false, lastError: null, switchState: 'COMPLETED' });
+    expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    await second.app.outgoingRecovery.runOnce();
+    expect(refundCalls).toBe(1);
+  });
+
+  it('refuses COMPLETED for a REFUNDING payment whose refund the switch\'s own word called for', async () => {
+    const { first } = await replicas();
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    const transferId = String((await initiate(first, body))['transferId']);
+    await channelDebit(first, home, '100');
+    // A refund the switch's ABORTED called for, flagged after the institution refused it.
+    const store = new SqlOutgoingStore(first.app.database, () => first.clock.now());
+    expect(await store.transition(home, ['QUOTED'], 'ACCEPTING')).toMatchObject({ state: 'ACCEPTING' });
+    expect(await store.transition(home, ['ACCEPTING'], 'REFUNDING', { needsAttention: true, lastError: 'refund refused', switchState: 'ABORTED' })).toMatchObject({ state: 'REFUNDING' });
+    const answer = await first.callOperations('POST', `/operations/items/outgoing_payment/${home}/resolve`, { outcome: 'COMPLETED', reason: 'try', evidence: 'none' });
+    expect(answer).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: expect.stringContaining('a REFUNDING payment is resolved by hand to REFUNDED; COMPLETED only for a refund held back') as unknown },
+    });
+    expect(await stateOf(first, transferId)).toMatchObject({ state: 'REFUNDING' });
   });
 
   it('an accept waiting for a free connection to the switch gives up at its time and never goes out after the other replica refunded', async () => {
