@@ -9,6 +9,8 @@ import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody } from '../support
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 import { hubAnswer } from '../support/fake-switch.js';
 import { flaggedPayments } from '../support/outgoing-rows.js';
+import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
+import { contradictionNote } from '../../src/domain/contradiction.js';
 
 /**
  * The operations console end to end in a real browser: Debian's chromium driven by
@@ -185,5 +187,54 @@ describe('operations console in headless Chromium', () => {
     await expect.poll(() => page.locator('#results-caption').textContent()).toBe('200 found (the first 200; narrow the search)');
     expect(await page.locator('#results tbody tr').count()).toBe(200);
     expect(failedRequests).toEqual([]);
+  }, 60_000);
+
+  it('offers COMPLETED for a refund held back because the switch reported the transfer completed, and only for it', async () => {
+    const harness = await startHarness({ env: { CONSOLE_DIR: consoleDir } });
+    try {
+      const store = new SqlOutgoingStore(harness.app.database, () => harness.clock.now());
+      const refunding = async (changes: { lastError: string; switchState: string }): Promise<string> => {
+        const body = sendMoneyBody();
+        const home = String(body['homeTransactionId']);
+        await initiate(harness, body);
+        await channelDebit(harness, home, '100');
+        expect(await store.transition(home, ['QUOTED'], 'ACCEPTING')).toMatchObject({ state: 'ACCEPTING' });
+        expect(await store.transition(home, ['ACCEPTING'], 'REFUNDING', { needsAttention: true, ...changes })).toMatchObject({ state: 'REFUNDING' });
+        return home;
+      };
+      const held = await refunding({ lastError: contradictionNote('COMPLETED', 'payment', 'REFUNDING'), switchState: 'COMPLETED' });
+      const refused = await refunding({ lastError: 'the institution refused the refund', switchState: 'ABORTED' });
+
+      const page = await newPage();
+      await page.goto(`${harness.operationsUrl}/console/`);
+      await page.getByLabel('Operator token').fill(TEST_OPERATOR_TOKENS.alice);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('#signed-in').textContent()).toBe('Signed in as alice');
+      await page.getByLabel('Needs attention only').check();
+      await page.getByRole('button', { name: 'Search' }).click();
+      await expect.poll(() => page.locator('#results-caption').textContent()).toBe('2 found');
+
+      const resolveOptions = async (home: string): Promise<string[]> => {
+        await page.getByRole('button', { name: `Open outgoing payment ${home}` }).click();
+        await expect.poll(() => page.locator('#detail-title').textContent()).toBe(`Outgoing payment ${home}: REFUNDING`);
+        await page.getByLabel('Resolve by hand (the institution, or the hub, confirmed it out of band)').check();
+        return page.locator('#action-outcome option').allTextContents();
+      };
+      expect(await resolveOptions(refused)).toEqual(['REFUNDED']);
+      expect(await resolveOptions(held)).toEqual(['COMPLETED', 'REFUNDED']);
+      await page.getByLabel('Outcome', { exact: true }).selectOption('COMPLETED');
+      await page.getByLabel('Reason (recorded in the audit trail)').fill('the hub completed it');
+      await page.getByLabel('Evidence (what the institution or the hub confirmed, and its reference)').fill('no refund in the journal, ticket 42');
+      await page.getByRole('button', { name: 'Review action…' }).click();
+      await expect.poll(() => page.locator('#confirm-text').textContent()).toBe(
+        `Record outgoing payment ${held} (now REFUNDING) as COMPLETED: the switch reported the transfer completed, so the customer is not refunded (the institution shows no refund under its reference). The connector moves no money; it is recorded with your name, reason and evidence.`,
+      );
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await expect.poll(() => page.locator('#detail-title').textContent()).toBe(`Outgoing payment ${held}: COMPLETED`);
+      expect((await balances(harness)).of(PAYER_ACCOUNT).balance).toBe('1000.5');
+      await shot(page, '7-held-refund-resolved');
+    } finally {
+      await harness.close();
+    }
   }, 60_000);
 });
