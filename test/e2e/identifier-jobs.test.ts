@@ -101,6 +101,11 @@ async function done(harness: Harness, jobId: string): Promise<Record<string, unk
   return (await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body as Record<string, unknown>;
 }
 
+/** A job's lines as GET /identifiers/jobs/{jobId}/lines answers them. */
+async function jobLines(harness: Harness, jobId: unknown): Promise<Array<Record<string, unknown>>> {
+  return ((await harness.callOutgoing('GET', `/identifiers/jobs/${String(jobId)}/lines`)).body as { lines: Array<Record<string, unknown>> }).lines;
+}
+
 function accountsPosts(harness: Harness): unknown[] {
   return harness.fakeSwitch.requests.filter((request) => request.method === 'POST' && request.path === '/accounts').map((request) => request.body);
 }
@@ -125,8 +130,8 @@ describe('bulk identifier registration', () => {
       [{ idType: 'MSISDN', idValue: '260971000001', currency: 'ZMW' }, { idType: 'MSISDN', idValue: '260971000002', currency: 'ZMW' }],
       [{ idType: 'MSISDN', idValue: '260971000006', currency: 'ZMW' }],
     ]);
-    const lines = (await h.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<Record<string, unknown>> };
-    expect(lines.lines.map((line) => [line['line'], line['outcome'], line['message']])).toEqual([
+    const lines = await jobLines(h, jobId);
+    expect(lines.map((line) => [line['line'], line['outcome'], line['message']])).toEqual([
       [2, 'REGISTERED', null],
       [3, 'REGISTERED', null],
       [4, 'REFUSED', 'Payer rejected the payment: the account is barred: only active accounts are registered'],
@@ -142,7 +147,7 @@ describe('bulk identifier registration', () => {
     expect(pages).toEqual([[2, 3, 4], [5, 6, 7], [8, 9]]);
     const json = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
     expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(await json.body.text())).toEqual(lines);
+    expect(JSON.parse(await json.body.text())).toEqual({ lines });
     const csv = await request(`${h.outgoingUrl}/identifiers/jobs/${jobId}/lines?format=csv`, { headers: { 'x-api-key': TEST_CHANNEL_API_KEY } });
     expect(csv.headers['content-type']).toBe('text/csv');
     expect(await csv.body.text()).toBe(REPORT_CSV);
@@ -418,7 +423,7 @@ describe('bulk upload input with a NUL character', () => {
     expect(fromCsv.status).toBe(202);
     expect(await done(harness, String(fromJson.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
     expect(await done(harness, String(fromCsv.body['jobId']))).toMatchObject({ state: 'DONE', total: 2, outcomes: { REGISTERED: 1, INVALID: 1 } });
-    const lines = async (jobId: unknown) => ((await harness.callOutgoing('GET', `/identifiers/jobs/${String(jobId)}/lines`)).body as { lines: unknown[] }).lines;
+    const lines = (jobId: unknown) => jobLines(harness, jobId);
     expect(await lines(fromJson.body['jobId'])).toEqual([
       { line: 1, idType: 'MSISDN', idValue: '260971000001', idSubValue: null, outcome: 'REGISTERED', message: null },
       { line: 2, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'holds a NUL character' },
@@ -467,7 +472,7 @@ describe('a store error while a bulk line is processed', () => {
       const file = [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', 'MSISDN,260971000002,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n');
       const jobId = String((await upload(harness, file)).body['jobId']);
       await harness.app.identifierJobs.idle();
-      const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+      const lines = async () => (await jobLines(harness, jobId)).map((line) => line['outcome']);
       // The first line's batch was sent; the second line is pending, the job RUNNING.
       expect(await lines()).toEqual(['REGISTERED', 'PENDING']);
       expect((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toMatchObject({ state: 'RUNNING' });
@@ -492,7 +497,7 @@ describe('a job naming an identifier that waits for the platform under another r
     expect(single).toMatchObject({ status: 202, body: { state: 'REQUESTED' } });
     const jobId = String((await upload(harness, [HEADER, 'MSISDN,260971000001,,agent,2026-11-20T08:00:00Z,branch', ''].join('\n'))).body['jobId']);
     await harness.app.identifierJobs.idle();
-    const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string }> }).lines.map((line) => line.outcome);
+    const lines = async () => (await jobLines(harness, jobId)).map((line) => line['outcome']);
     expect(await lines()).toEqual(['REQUESTED']);
     expect((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body).toMatchObject({ state: 'RUNNING' });
     // The recovery pass retries the single request's registration; the job's next pass finds it answered.
@@ -513,7 +518,7 @@ describe('a bulk line whose consent breaks the individual API\'s rules', () => {
     const jobId = String((await upload(harness, file.join('\n'))).body['jobId']);
     // One pass: the bad line INVALID at once, the 300 others read (no such customers: refused).
     expect(await done(harness, jobId)).toEqual({ jobId, action: 'register', state: 'DONE', total: 301, processed: 301, outcomes: { INVALID: 1, REFUSED: 300 } });
-    const lines = ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: unknown[] }).lines;
+    const lines = await jobLines(harness, jobId);
     expect(lines[0]).toEqual({ line: 2, idType: null, idValue: null, idSubValue: null, outcome: 'INVALID', message: 'consentAt must be an ISO 8601 date and time with its offset (2026-11-20T08:00:00Z)' });
     expect(accountsPosts(harness)).toEqual([]);
   }
@@ -555,7 +560,7 @@ describe('a bulk line whose consent breaks the individual API\'s rules', () => {
     ].join('\n');
     const jobId = String((await upload(h, body, 'application/x-ndjson')).body['jobId']);
     expect(await done(h, jobId)).toMatchObject({ state: 'DONE', total: 11, processed: 11, outcomes: { INVALID: 9, REGISTERED: 2 } });
-    const lines = ((await h.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<Record<string, unknown>> }).lines;
+    const lines = await jobLines(h, jobId);
     expect(lines.map((line) => [line['line'], line['outcome'], line['message']])).toEqual([
       [1, 'REGISTERED', null],
       [2, 'INVALID', 'consent.by must be 1-128 characters'],
@@ -589,7 +594,7 @@ describe('a bulk line whose processing fails at every pass for no decision of th
     try {
       const file = [HEADER, ...['260971000001', '260971000002', '260971000006'].map((idValue) => `MSISDN,${idValue},,agent,2026-11-20T08:00:00Z,branch`), ''].join('\n');
       const jobId = String((await upload(harness, file)).body['jobId']);
-      const lines = async () => ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string; message: string | null }> }).lines.map((line) => [line.outcome, line.message]);
+      const lines = async () => (await jobLines(harness, jobId)).map((line) => [line['outcome'], line['message']]);
       await harness.app.identifierJobs.idle();
       // The line after it was read and sent in the same pass.
       expect(await lines()).toEqual([['REGISTERED', null], ['PENDING', null], ['REGISTERED', null]]);
@@ -634,9 +639,8 @@ describe('a bulk line that another replica finishes while this one gives it up',
         await harness.app.identifierJobs.idle();
       }
       expect(failures).toBe(5);
-      const lines = ((await harness.callOutgoing('GET', `/identifiers/jobs/${jobId}/lines`)).body as { lines: Array<{ outcome: string; message: string | null }> }).lines;
       // Before, FAILED ("not processed after 5 attempts") overwrote the other replica's outcome.
-      expect(lines.map((line) => [line.outcome, line.message])).toEqual([['REGISTERED', null], ['ACCEPTED', null]]);
+      expect((await jobLines(harness, jobId)).map((line) => [line['outcome'], line['message']])).toEqual([['REGISTERED', null], ['ACCEPTED', null]]);
     } finally {
       spy.mockRestore();
     }
@@ -659,7 +663,7 @@ describe('the same file uploaded again', () => {
     expect((await h.callOutgoing('GET', '/identifiers/MSISDN/260971000001')).body).toMatchObject({ state: 'REGISTERED' });
     expect([...h.fakeSwitch.registeredIdentifiers]).toEqual(['MSISDN/260971000001']);
     // The first run's report stays as it was read (its line is the identifier's, as it stands now).
-    expect(((await h.callOutgoing('GET', `/identifiers/jobs/${first}/lines`)).body as { lines: unknown[] }).lines).toHaveLength(1);
+    expect(await jobLines(h, first)).toHaveLength(1);
   });
 
   it('once DONE, is a new run though its job was stored by a replica of the previous release (no content id)', async () => {

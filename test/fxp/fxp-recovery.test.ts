@@ -39,6 +39,16 @@ async function quoteAndTransfer(fx: FxpHarness, amount = '100'): Promise<{ id: s
   return { id: String(transfer['commitRequestId']), transfer };
 }
 
+/** A reserved conversion whose commit the exchange refused (503), then the hub's ABORTED: flagged as a contradiction (409). */
+async function commitContradicted(fx: FxpHarness, faults: FaultyExchange): Promise<{ id: string; flag: { needsAttention: true; lastError: string } }> {
+  const { id, transfer } = await quoteAndTransfer(fx);
+  await fx.call('POST', '/fxTransfers', transfer);
+  faults.fail('commit', 'before');
+  expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
+  expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED' })).status).toBe(409);
+  return { id, flag: { needsAttention: true, lastError: 'the switch reported ABORTED, but the conversion is COMMITTING: reconcile by hand' } };
+}
+
 async function figures(fx: FxpHarness): Promise<Record<string, string>> {
   const rows = await fx.app.ledger.balances();
   return Object.fromEntries(rows.filter((row) => ['zmw', 'mwk'].some((c) => row.accountId.endsWith(c))).map((row) => [row.accountId, row.held === '0' ? row.balance : `${row.balance} (held ${row.held})`]));
@@ -111,12 +121,7 @@ describe('FX conversions under exchange faults', () => {
 
   it('ABORTED while the commit is still being retried moves nothing; its flag outlives the commit', async () => {
     const { fx, faults } = await start();
-    const { id, transfer } = await quoteAndTransfer(fx);
-    await fx.call('POST', '/fxTransfers', transfer);
-    faults.fail('commit', 'before');
-    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
-    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED' })).status).toBe(409);
-    const flag = { needsAttention: true, lastError: 'the switch reported ABORTED, but the conversion is COMMITTING: reconcile by hand' };
+    const { id, flag } = await commitContradicted(fx, faults);
     expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', ...flag });
     fx.clock.advance(10_000);
     expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
@@ -126,12 +131,7 @@ describe('FX conversions under exchange faults', () => {
 
   it('a doubtful word after a contradiction leaves the contradiction flagged, and it outlives the commit', async () => {
     const { fx, faults } = await start();
-    const { id, transfer } = await quoteAndTransfer(fx);
-    await fx.call('POST', '/fxTransfers', transfer);
-    faults.fail('commit', 'before');
-    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' })).status).toBe(503);
-    expect((await fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'ABORTED' })).status).toBe(409);
-    const flag = { needsAttention: true, lastError: 'the switch reported ABORTED, but the conversion is COMMITTING: reconcile by hand' };
+    const { id, flag } = await commitContradicted(fx, faults);
     for (const body of [{ conversionState: 'RESERVED' }, { conversionState: 'aborted' }]) {
       expect((await fx.call('PUT', `/fxTransfers/${id}`, body)).body).toMatchObject({ statusCode: '3100' });
       expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', ...flag });

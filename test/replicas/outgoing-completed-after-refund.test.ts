@@ -112,20 +112,28 @@ describe('an accept that completes after another replica refunded the customer',
     return { first, second, fakeSwitch, accepts };
   }
 
-  it('is flagged as a contradiction on the refunded payment, with the switch\'s word, and logged; before, it was dropped', async () => {
-    const { first, second, fakeSwitch, accepts } = await replicas();
+  /**
+   * A debited payment whose accept the first replica holds before it leaves; the hub has no such
+   * transfer, and the clock is past the accept's time (1.5 s) and 5 s: the other replica's
+   * recovery worker takes it over and refunds.
+   */
+  async function acceptHeldPastItsTime(first: Harness, fakeSwitch: FakeSwitch, accepts: AcceptsHeld): Promise<{ home: string; transferId: string; accepted: ReturnType<Harness['callOutgoing']> }> {
     const body = sendMoneyBody();
     const home = String(body['homeTransactionId']);
     const transferId = String((await initiate(first, body))['transferId']);
     await channelDebit(first, home, '100');
-    expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
-
     const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     await accepts.entered;
-    // The accept has not left the first replica: the hub has no such transfer. The second
-    // replica's recovery worker, past the transfer timeout (1.5 s) and 5 s, refunds.
     fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
     first.clock.advance(1_500 + 5_001);
+    return { home, transferId, accepted };
+  }
+
+  it('is flagged as a contradiction on the refunded payment, with the switch\'s word, and logged; before, it was dropped', async () => {
+    const { first, second, fakeSwitch, accepts } = await replicas();
+    // The accept has not left the first replica: the second replica's recovery worker refunds.
+    const { home, transferId, accepted } = await acceptHeldPastItsTime(first, fakeSwitch, accepts);
+    expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
     await second.app.outgoingRecovery.runOnce();
     expect(await stateOf(second, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false });
     expect((await balances(second)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
@@ -144,15 +152,7 @@ describe('an accept that completes after another replica refunded the customer',
   it('flags a payment still REFUNDING, and the flag outlives the refund\'s end', async () => {
     const refunds = refundsHeld();
     const { first, second, fakeSwitch, accepts } = await replicas({ wrapSecond: refunds.wrap });
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    const transferId = String((await initiate(first, body))['transferId']);
-    await channelDebit(first, home, '100');
-
-    const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
-    await accepts.entered;
-    fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
-    first.clock.advance(1_500 + 5_001);
+    const { home, transferId, accepted } = await acceptHeldPastItsTime(first, fakeSwitch, accepts);
     const recovery = second.app.outgoingRecovery.runOnce();
     await refunds.entered;
     expect(await stateOf(first, transferId)).toMatchObject({ state: 'REFUNDING' });
@@ -188,15 +188,7 @@ describe('an accept that completes after another replica refunded the customer',
       capabilities: inner.capabilities,
     });
     const { first, second, fakeSwitch, accepts } = await replicas({ wrapSecond: failFirstRefund });
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    const transferId = String((await initiate(first, body))['transferId']);
-    await channelDebit(first, home, '100');
-
-    const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
-    await accepts.entered;
-    fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
-    first.clock.advance(1_500 + 5_001);
+    const { home, transferId, accepted } = await acceptHeldPastItsTime(first, fakeSwitch, accepts);
     await second.app.outgoingRecovery.runOnce();
     expect(await stateOf(second, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1 });
     accepts.letGo();
@@ -249,8 +241,8 @@ describe('an accept that completes after another replica refunded the customer',
   it('an accept waiting for a free connection to the switch gives up at its time and never goes out after the other replica refunded', async () => {
     const clock = new ManualClock();
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
-    // One connection stands for the 64 of production, each held by a POST /transfers for up to the transfer timeout.
-    const narrow = new SdkClient({ baseUrl: fakeSwitch.url, timeoutMs: 2000, transferTimeoutMs: 1500, connections: 1 });
+    // One connection stands for the 64 of production, each held by a slow call (a POST /transfers may take 100 s).
+    const narrow = new SdkClient({ baseUrl: fakeSwitch.url, timeoutMs: 3000, transferTimeoutMs: 1500, connections: 1 });
     const first = await startHarness({ fakeSwitch, clock, overrides: { switchConnector: narrow } });
     const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
     cleanups.push(async () => {
@@ -264,11 +256,11 @@ describe('an accept that completes after another replica refunded the customer',
     const transferId = String((await initiate(second, body))['transferId']);
     await channelDebit(second, home, '100');
 
-    // Another customer's initiation holds the first replica's only connection (the switch is slow on it).
-    const other = sendMoneyBody();
-    fakeSwitch.script(String(other['homeTransactionId']), { initiate: 'hang' });
-    const hung = first.callOutgoing('POST', '/send-money', other);
-    for (let i = 0; i < 200 && !fakeSwitch.requests.some((r) => r.method === 'POST' && r.path === '/transfers'); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A question about another transfer holds the first replica's only connection for longer than
+    // the accept's time (the switch is slow on it): the accept cannot have it before its deadline.
+    fakeSwitch.setTransferStatus('other-transfer', 'hang');
+    const hung = narrow.getTransfer('other-transfer').catch((error: unknown) => error);
+    for (let i = 0; i < 200 && !fakeSwitch.requests.some((r) => r.method === 'GET' && r.path === '/transfers/other-transfer'); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
     const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     for (let i = 0; i < 200 && (await stateOf(second, transferId))['state'] !== 'ACCEPTING'; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -278,7 +270,7 @@ describe('an accept that completes after another replica refunded the customer',
     expect(await stateOf(second, transferId)).toMatchObject({ state: 'REFUNDED' });
 
     await accepted;
-    await hung;
+    expect(await hung).toMatchObject({ errorName: 'SdkTimeout' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Before, the accept went out once the connection was free, and the switch completed the transfer.
     expect(fakeSwitch.requests.filter((r) => r.method === 'PUT' && r.path === `/transfers/${transferId}`)).toEqual([]);
