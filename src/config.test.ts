@@ -70,6 +70,47 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://cc@[::1]:5432/cc?sslmode=require' }).store.location).toBe('postgres://cc@[::1]:5432/cc?sslmode=require');
   });
 
+  it('refuses a DATABASE_URL of another scheme, showing only the scheme (found by review)', () => {
+    // Before, a scheme with a + (or without //) was taken for a SQLite path: a new empty store,
+    // its password in the directory names and the log.
+    for (const [url, scheme] of [
+      ['mysql+pymysql://app:hunter2@db.example/app', 'mysql+pymysql'],
+      ['jdbc:postgresql://db.example/app?password=hunter2', 'jdbc'],
+      ['mysql://db.example/app?password=hunter2', 'mysql'],
+      ['mysql://u:p@ssw0rd-secret@db.example/app', 'mysql'],
+      ['postgres:db.example/app', 'postgres'],
+    ]) {
+      let problems: readonly string[] = [];
+      try {
+        loadConfig({ DATABASE_URL: url });
+      } catch (error) {
+        if (error instanceof ConfigError) problems = error.problems;
+      }
+      expect(problems, url).toEqual([`DATABASE_URL: unsupported scheme "${scheme}" (use a file path or postgres://; the value is not shown)`]);
+    }
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./data/x.db' }).store).toMatchObject({ kind: 'sqlite', location: './data/x.db' });
+    expect(loadConfig({ DATABASE_URL: 'file:///var/lib/cc/x.db' }).store).toMatchObject({ kind: 'sqlite', location: '/var/lib/cc/x.db' });
+    expect(loadConfig({ DATABASE_URL: '/var/lib/cc/x.db' }).store).toMatchObject({ kind: 'sqlite', location: '/var/lib/cc/x.db' });
+  });
+
+  it('does not echo a header written with its secret into CALLBACK_SECRET_HEADER (found by review)', () => {
+    expect(() => loadConfig({ CALLBACK_SECRET_HEADER: 'x-callback-secret: prov1der-shared-secret-xyz' })).toThrow(
+      'CALLBACK_SECRET_HEADER: the value (not shown: it holds a colon, and may hold the secret) is not a header name',
+    );
+    expect(() => loadConfig({ CALLBACK_SECRET_HEADER: 'x callback' })).toThrow('CALLBACK_SECRET_HEADER: "x callback" is not a header name');
+  });
+
+  it('derives the recovery lease from the switch timeouts, and refuses one set shorter (found by review)', () => {
+    expect(loadConfig({ SDK_TRANSFER_TIMEOUT_MS: '300000' }).recovery.leaseMs).toBe(320_000);
+    expect(loadConfig({ SDK_TIMEOUT_MS: '110000' }).recovery.leaseMs).toBe(130_000);
+    expect(loadConfig({ SDK_TRANSFER_TIMEOUT_MS: '300000', RECOVERY_LEASE_MS: '400000' }).recovery.leaseMs).toBe(400_000);
+    // Before, a lease shorter than the switch's time was accepted: another replica could take an item still being worked.
+    expect(() => loadConfig({ SDK_TRANSFER_TIMEOUT_MS: '600000', RECOVERY_LEASE_MS: '100' })).toThrow(
+      'RECOVERY_LEASE_MS: 100 must be above SDK_TIMEOUT_MS and SDK_TRANSFER_TIMEOUT_MS (600000), so that no step outlasts its lease',
+    );
+    expect(() => loadConfig({ RECOVERY_LEASE_MS: '100000' })).toThrow('RECOVERY_LEASE_MS: 100000 must be above SDK_TIMEOUT_MS and SDK_TRANSFER_TIMEOUT_MS (100000)');
+  });
+
   it('lists every problem at once', () => {
     let problems: readonly string[] = [];
     try {

@@ -8,7 +8,7 @@ import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
 import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
 import { DEFAULT_DATABASE_INTERVAL_MS } from './metrics/connector-metrics.js';
-import { checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
+import { checkDemoCredentialsNotProxied, checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
 
 /**
  * All settings, read from environment variables (main.ts also loads an optional .env file).
@@ -209,6 +209,12 @@ export function loadConfig(env: Env): Config {
   const logLevel = read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info');
   const cbsAdapter = read.string('CBS_ADAPTER', 'sandbox');
 
+  const sdkTimeoutMs = read.integer('SDK_TIMEOUT_MS', 100_000, 1000, 600_000);
+  const outgoing = readOutgoing(read, cbsAdapter, problems);
+  // A recovery worker's lease must outlast the longest step it takes (a call to the switch
+  // connector), or another replica's pass could take an item still being worked: by default 20 s
+  // above it (at least 120 s); a lease set shorter is refused below.
+  const longestSwitchCallMs = Math.max(sdkTimeoutMs, outgoing.transferTimeoutMs);
   const config: Config = {
     supportedIdType: supportedIdType as PartyIdType,
     currency,
@@ -242,7 +248,7 @@ export function loadConfig(env: Env): Config {
       anyOfPayerKeys: read.list('ISO_ANY_OF_PAYER_KEYS', []),
     },
     partyShare: readPartyShare(read, problems),
-    sdkTimeoutMs: read.integer('SDK_TIMEOUT_MS', 100_000, 1000, 600_000),
+    sdkTimeoutMs,
     recovery: {
       intervalMs: read.integer('RECOVERY_INTERVAL_MS', 5000, 10, 3_600_000),
       batchSize: read.integer('RECOVERY_BATCH_SIZE', 50, 1, 10_000),
@@ -250,12 +256,12 @@ export function loadConfig(env: Env): Config {
       baseBackoffMs: read.integer('RECOVERY_BASE_BACKOFF_MS', 1000, 1, 3_600_000),
       maxBackoffMs: read.integer('RECOVERY_MAX_BACKOFF_MS', 300_000, 1, 86_400_000),
       attentionAfterAttempts: read.integer('RECOVERY_ATTENTION_AFTER_ATTEMPTS', 10, 1, 1_000_000),
-      leaseMs: read.integer('RECOVERY_LEASE_MS', 120_000, 100, 3_600_000),
+      leaseMs: read.integer('RECOVERY_LEASE_MS', Math.max(120_000, longestSwitchCallMs + 20_000), 100, 3_600_000),
     },
     reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
     metricsDatabaseIntervalMs: read.integer('METRICS_DATABASE_INTERVAL_MS', DEFAULT_DATABASE_INTERVAL_MS, 100, 600_000),
     faults: readFaultSettings(env, problems),
-    outgoing: readOutgoing(read, cbsAdapter, problems),
+    outgoing,
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
     identifierSegments: readSegments(read, problems),
     identifierBatchSize: read.integer('IDENTIFIER_BATCH_SIZE', 10_000, 1, 10_000),
@@ -271,6 +277,11 @@ export function loadConfig(env: Env): Config {
   checkDemoCredentialsStayLocal({ INCOMING: config.listen.incoming, OUTGOING: config.listen.outgoing }, config.outgoing.demoCredentials, problems);
   checkDemoCredentialsStayLocal({ OPERATIONS: config.operations.listen }, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');
   checkOperatorTokensAreOwn(config.operations.operators, config.outgoing, problems);
+  if (config.recovery.leaseMs <= longestSwitchCallMs) {
+    problems.push(`RECOVERY_LEASE_MS: ${config.recovery.leaseMs} must be above SDK_TIMEOUT_MS and SDK_TRANSFER_TIMEOUT_MS (${longestSwitchCallMs}), so that no step outlasts its lease`);
+  }
+  checkDemoCredentialsNotProxied(config.allowedHosts, config.outgoing.demoCredentials, problems);
+  checkDemoCredentialsNotProxied(config.allowedHosts, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');
   const ports = [config.incomingPort, config.outgoingPort, config.operations.port].filter((port) => port !== 0);
   if (new Set(ports).size !== ports.length) problems.push('INCOMING_PORT, OUTGOING_PORT and OPERATIONS_PORT: must differ');
   if (config.sdkTls !== undefined && !sdkBaseUrl.startsWith('https:')) problems.push('SDK_TLS_*: set only with an https SDK_BASE_URL');
@@ -351,7 +362,11 @@ function readOutgoing(read: Reader, cbsAdapter: string, problems: string[]): Out
   }
   if (channelApiKey === callbackSecret) problems.push('OUTGOING_API_KEY and CALLBACK_SECRET: must differ');
   const callbackSecretHeader = read.string('CALLBACK_SECRET_HEADER', 'x-callback-secret').toLowerCase();
-  if (!/^[a-z0-9-]{1,64}$/.test(callbackSecretHeader)) problems.push(`CALLBACK_SECRET_HEADER: "${callbackSecretHeader}" is not a header name`);
+  if (!/^[a-z0-9-]{1,64}$/.test(callbackSecretHeader)) {
+    // "name: value" pasted whole would carry the secret: a value with a colon is not echoed.
+    const shown = callbackSecretHeader.includes(':') ? 'the value (not shown: it holds a colon, and may hold the secret)' : `"${callbackSecretHeader}"`;
+    problems.push(`CALLBACK_SECRET_HEADER: ${shown} is not a header name`);
+  }
   if (callbackSecretHeader === 'x-api-key') problems.push('CALLBACK_SECRET_HEADER: must differ from the channel\'s x-api-key');
   // Airtel posts its callback with no header of ours: by default it is confirmed with the operator.
   const callbackAuth = read.oneOf('CALLBACK_AUTH', ['secret', 'confirm'] as const, cbsAdapter === 'airtel' ? 'confirm' : 'secret');
@@ -437,8 +452,12 @@ function readStore(read: Reader, problems: string[]): StoreConfig {
     return { kind: 'postgres', location: url, poolMax, preparedStatements, statementGroups };
   }
   const path = url.replace(/^(sqlite|file):(\/\/)?/, '');
-  if (/^[a-z]+:\/\//i.test(url) && !/^(sqlite|file):/.test(url)) {
-    problems.push(`DATABASE_URL: unsupported scheme in "${url.replace(/\/\/[^@]*@/, '//***@')}" (use a file path or postgres://)`);
+  // Any URI scheme (RFC 3986: a letter, then letters, digits, +, - or .) other than SQLite's is
+  // a mistake, never a file name: refused, and only the scheme is shown (the rest may hold a
+  // password, in its user part or its query).
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  if (scheme !== undefined && !/^(sqlite|file)$/i.test(scheme)) {
+    problems.push(`DATABASE_URL: unsupported scheme "${scheme}" (use a file path or postgres://; the value is not shown)`);
   }
   if (path === '') problems.push('DATABASE_URL: empty SQLite path');
   return { kind: 'sqlite', location: path, poolMax, preparedStatements };

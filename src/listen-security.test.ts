@@ -75,10 +75,10 @@ describe('where the servers listen', () => {
 
   it('reads ALLOWED_HOSTS as lower-case names or bracketed addresses without a port', () => {
     expect(loadConfig({}).allowedHosts).toEqual([]);
-    expect(loadConfig({ ALLOWED_HOSTS: 'Connector.Bank.Example, 10.0.0.5,[FD00::1],connector.bank.example' }).allowedHosts).toEqual(['connector.bank.example', '10.0.0.5', '[fd00::1]']);
+    expect(loadConfig({ ...SECRETS, ALLOWED_HOSTS: 'Connector.Bank.Example, 10.0.0.5,[FD00::1],connector.bank.example' }).allowedHosts).toEqual(['connector.bank.example', '10.0.0.5', '[fd00::1]']);
     let problems: readonly string[] = [];
     try {
-      loadConfig({ ALLOWED_HOSTS: 'bank.example:443,fd00::1,*.bank.example' });
+      loadConfig({ ...SECRETS, ALLOWED_HOSTS: 'bank.example:443,fd00::1,*.bank.example' });
     } catch (error) {
       if (error instanceof ConfigError) problems = error.problems;
     }
@@ -87,6 +87,21 @@ describe('where the servers listen', () => {
       'ALLOWED_HOSTS: "fd00::1" is not a host name or address without a port',
       'ALLOWED_HOSTS: "*.bank.example" is not a host name or address without a port',
     ]);
+  });
+
+  it('refuses the demo credentials with ALLOWED_HOSTS, which names what a proxy forwards from other machines (found by review)', () => {
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ ALLOWED_HOSTS: 'payments.bank.example' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+    // Before, it loaded: the published demo key, secret and operator token served through the proxy.
+    expect(problems).toEqual([
+      'ALLOWED_HOSTS: names other machines reach through a proxy while the demo OUTGOING_API_KEY or CALLBACK_SECRET is in use; set your own secrets (README, "Security")',
+      'ALLOWED_HOSTS: names other machines reach through a proxy while the demo OPERATOR_CREDENTIALS is in use; set your own secrets (README, "Security")',
+    ]);
+    expect(loadConfig({ ...SECRETS, ALLOWED_HOSTS: 'payments.bank.example' }).allowedHosts).toEqual(['payments.bank.example']);
   });
 
   it('reads TLS files per server and refuses half a configuration', () => {

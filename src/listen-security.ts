@@ -101,6 +101,15 @@ export function checkDemoCredentialsStayLocal(
   }
 }
 
+/**
+ * ALLOWED_HOSTS names what a proxy forwards to the servers from other machines: the demo
+ * credentials, published in the README, must not be in use then either.
+ */
+export function checkDemoCredentialsNotProxied(allowedHosts: readonly string[], demoCredentials: boolean, problems: string[], credentials = 'OUTGOING_API_KEY or CALLBACK_SECRET'): void {
+  if (!demoCredentials || allowedHosts.length === 0) return;
+  problems.push(`ALLOWED_HOSTS: names other machines reach through a proxy while the demo ${credentials} is in use; set your own secrets (README, "Security")`);
+}
+
 export async function readTlsMaterial(files: TlsFiles, prefix: string): Promise<TlsMaterial> {
   return {
     cert: await readPem(files.certFile, `${prefix}_TLS_CERT_FILE`),

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { quoteRequest } from '../support/backend-bodies.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY, TEST_OPERATOR_CREDENTIALS, startHarness, type Harness } from '../support/harness.js';
 import { startFxpHarness } from '../fxp/support/fxp-harness.js';
 
 /**
@@ -75,7 +75,9 @@ describe('the Host header', () => {
   });
 
   it('FX provider mode: ALLOWED_HOSTS is served on both its servers, other names refused', async () => {
-    const fx = await startFxpHarness({ env: { ALLOWED_HOSTS: 'fx.bank.example' } });
+    // Names a proxy forwards from other machines: the demo credentials are refused with them.
+    const secrets = { OUTGOING_API_KEY: TEST_CHANNEL_API_KEY, CALLBACK_SECRET: TEST_CALLBACK_SECRET, OPERATOR_CREDENTIALS: TEST_OPERATOR_CREDENTIALS };
+    const fx = await startFxpHarness({ env: { ALLOWED_HOSTS: 'fx.bank.example', ...secrets } });
     try {
       for (const url of [fx.url, fx.operationsUrl]) {
         expect((await send(url, 'fx.bank.example')).status, url).toBe(200);

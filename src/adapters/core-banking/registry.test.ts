@@ -68,6 +68,13 @@ describe('core-banking registry', () => {
     expect(JSON.stringify(result)).not.toContain('fineract-password-value');
   });
 
+  it('does not echo a user:password pasted into a user name (found by review)', () => {
+    const result = readAdapterOptions('fineract', { ...ENV, FINERACT_USERNAME: 'mifos:Sup3rSecretPassw0rd' });
+    // Before: 'FINERACT_USERNAME: "mifos:Sup3rSecretPassw0rd" is not a user name ...'.
+    expect(result).toEqual({ problems: ['FINERACT_USERNAME: the value (not shown: it holds a colon, and may hold a credential) is not a user name without spaces or colons'] });
+    expect(readAdapterOptions('fineract', { ...ENV, FINERACT_USERNAME: 'mifos admin' })).toEqual({ problems: ['FINERACT_USERNAME: "mifos admin" is not a user name without spaces or colons'] });
+  });
+
   it('marks credentials as secret in the settings it describes', () => {
     const secrets = Object.values(ADAPTERS).flatMap((adapter) => adapter.settings.filter((setting) => setting.secret).map((setting) => setting.env));
     expect(secrets).toEqual(['REST_CBS_API_KEY', 'FINERACT_PASSWORD', 'AIRTEL_CLIENT_SECRET', 'AIRTEL_PIN_ENCRYPTED', 'MINIBANK_API_KEY']);

@@ -98,7 +98,9 @@ export function textSetting(env: string, description: string, options: { fallbac
       const value = text ?? options.fallback;
       if (value === undefined) return required(env);
       if (options.pattern !== undefined && !options.pattern.test(value)) {
-        return { problem: `"${value.slice(0, 64)}" is not ${options.hint ?? `of the form ${options.pattern.source}`}` };
+        // A value with a colon may be a credential pasted whole ("user:password"): not echoed.
+        const shown = value.includes(':') ? 'the value (not shown: it holds a colon, and may hold a credential)' : `"${value.slice(0, 64)}"`;
+        return { problem: `${shown} is not ${options.hint ?? `of the form ${options.pattern.source}`}` };
       }
       return { value };
     },
