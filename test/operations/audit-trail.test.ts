@@ -4,7 +4,7 @@ import type { AuditEvent } from '../../src/adapters/store/audit-trail.js';
 import { refundReference } from '../../src/domain/outgoing-references.js';
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
-import { channelDebit, initiate, sendMoneyBody, PAYER_MSISDN, type Body } from '../support/outgoing-bodies.js';
+import { PAYER_MSISDN, acceptRefusedBySwitch, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
@@ -83,13 +83,7 @@ describe('audit trail', () => {
 
   it('records an outgoing payment from initiation to refund, the refund under its own reference', async () => {
     h = await startHarness();
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    h.fakeSwitch.script(home, { accept: { status: 500 } });
-    const terms = await initiate(h, body);
-    await channelDebit(h, home, '100');
-    const transferId = String(terms['transferId']);
-    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    const { home, transferId } = await acceptRefusedBySwitch(h);
     const history = await h.app.audit.history('outgoing_payment', home);
     expect(steps(history)).toEqual([
       ['created', null, 'INITIATING', 'request', 0, null, false],

@@ -6,7 +6,7 @@ import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import { notification } from '../support/backend-bodies.js';
 import { TEST_CHANNEL_API_KEY, TEST_OPERATOR_TOKENS } from '../support/harness.js';
-import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
+import { PAYER_ACCOUNT, acceptRefusedBySwitch, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 import { hubAnswer } from '../support/fake-switch.js';
 
@@ -198,12 +198,7 @@ describe('operator actions', () => {
         },
       },
     });
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    h.fakeSwitch.script(home, { accept: { status: 500 } });
-    const terms = await initiate(h, body);
-    await channelDebit(h, home, '100');
-    expect((await h.callOutgoing('PUT', `/send-money/${String(terms['transferId'])}`, { acceptQuote: true })).status).toBe(503);
+    const { home } = await acceptRefusedBySwitch(h);
     const path = `/operations/items/outgoing_payment/${home}/resolve`;
     const evidence = 'branch teller paid 100 ZMW back, institution receipt BR-20261123-0042';
 

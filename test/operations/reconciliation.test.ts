@@ -15,7 +15,7 @@ import { buildConnector, type ConnectorBuild } from '../crash/support/connector-
 import { notification } from '../support/backend-bodies.js';
 import { TEST_OPERATOR_TOKENS } from '../support/harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
-import { channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
+import { acceptRefusedBySwitch, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { customerWith, reserveIncoming, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 let h: Harness;
@@ -74,13 +74,7 @@ describe('daily reconciliation against the sandbox institution', () => {
     const reversed = await committed('20');
     const altered = await committed('30');
     // A bank-flow payment refunded after a switch error: the channel's debit and our refund.
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    h.fakeSwitch.script(home, { accept: { status: 500 } });
-    const terms = await initiate(h, body);
-    await channelDebit(h, home, '100');
-    const transferId = String(terms['transferId']);
-    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    const { home, transferId } = await acceptRefusedBySwitch(h);
 
     // The institution's side, seeded: a credit taken back, a credit of another amount, and a credit
     // under a reference the connector never gave.
@@ -133,14 +127,8 @@ describe('daily reconciliation against the sandbox institution', () => {
     database = store === 'PostgreSQL' ? await createTestDatabase() : undefined;
     const env = database === undefined ? {} : { DATABASE_URL: database.url };
     h = running = await startHarness({ env, overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['refund'], failures: 1, kind: 'timeout' }) } });
-    const body = sendMoneyBody();
-    const home = String(body['homeTransactionId']);
-    h.fakeSwitch.script(home, { accept: { status: 500 } });
-    const terms = await initiate(h, body);
-    await channelDebit(h, home, '100');
-    const transferId = String(terms['transferId']);
     // The switch refuses the accept; the institution books the refund on the 23rd, its answer is lost.
-    expect((await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
+    const { home, transferId } = await acceptRefusedBySwitch(h);
     expect((await new SqlOutgoingStore(h.app.database).findByHomeTransactionId(home))?.state).toBe('REFUNDING');
     // The next day the recovery worker refunds again under the same reference (paid once) and finishes.
     h.clock.advance(24 * 3600 * 1000);

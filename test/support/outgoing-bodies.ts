@@ -45,4 +45,19 @@ export async function channelDebit(h: Harness, homeTransactionId: string, amount
   if (outcome.state !== 'succeeded') throw new Error(`channel debit ${outcome.state}`);
 }
 
+/**
+ * A bank-flow payment of 100 ZMW, debited by the channel, whose accept the switch connector
+ * refuses (HTTP 500): the accept is answered 503 and the customer's refund has begun.
+ */
+export async function acceptRefusedBySwitch(h: Harness): Promise<{ home: string; transferId: string }> {
+  const body = sendMoneyBody();
+  const home = String(body['homeTransactionId']);
+  h.fakeSwitch.script(home, { accept: { status: 500 } });
+  const transferId = String((await initiate(h, body))['transferId']);
+  await channelDebit(h, home, '100');
+  const answer = await h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+  if (answer.status !== 503) throw new Error(`the refused accept answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return { home, transferId };
+}
+
 export const callbackHeaders = (secret: string): Record<string, string> => ({ 'x-callback-secret': secret });
