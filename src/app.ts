@@ -48,6 +48,7 @@ import { OperatorActions } from './aggregate/operator-actions.js';
 import { Reconciliation } from './aggregate/reconciliation.js';
 import { buildOperationsServer } from './http/operations-server.js';
 import { fileURLToPath } from 'node:url';
+import { intentHold } from './shared/held-while.js';
 
 /** Replaceable parts, for tests and the benchmark. */
 export interface AppOverrides {
@@ -115,7 +116,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   const intentStaleAfterMs = Math.min(config.recovery.baseBackoffMs * 5, 30_000);
 
   const store = new SqlInboundStore(database, () => clock.now());
-  const settlement = new InboundSettlement(store, coreBanking, clock, logger, config.recovery);
+  const settlement = new InboundSettlement(store, coreBanking, clock, logger, config.recovery, intentHold(intentStaleAfterMs));
   const incoming = new IncomingPayments({
     settings: {
       supportedIdType: config.supportedIdType,
@@ -165,7 +166,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   }, config.apiType);
 
   const outgoingStore = new SqlOutgoingStore(database, () => clock.now());
-  const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery);
+  const outgoingSettlement = new OutgoingSettlement(outgoingStore, coreBanking, switchConnector, clock, logger, config.recovery, intentHold(intentStaleAfterMs));
   const outgoing = new OutgoingPayments({
     settings: {
       supportedIdType: config.supportedIdType,

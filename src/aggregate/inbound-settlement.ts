@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { InboundStore, TransferChanges, TransferRecord } from '../ports/store.js';
 import { contradictionNote, flagKept, isContradiction } from '../domain/contradiction.js';
+import { heldWhile, type IntentHold } from '../shared/held-while.js';
 
 export interface RetryPolicy {
   readonly baseBackoffMs: number;
@@ -44,7 +45,22 @@ export class InboundSettlement {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly retry: RetryPolicy,
+    private readonly hold: IntentHold,
   ) {}
+
+  /**
+   * An intent's institution call, the intent held from the recovery workers while it runs, so that
+   * a call slower than their staleness is not sent a second time beside itself.
+   */
+  private whileHeld(transfer: TransferRecord, call: () => Promise<void>): Promise<void> {
+    const { transferId, state } = transfer;
+    return heldWhile(
+      this.hold.everyMs,
+      () => this.store.holdTransfer(transferId, state, new Date(this.clock.now().getTime() + this.hold.forMs).toISOString()),
+      (error) => this.logger.warn({ transferId, state, code: errorCodeOf(error) }, 'the hold on an intent could not be renewed; a recovery worker may take it over'),
+      call,
+    );
+  }
 
   /** RECEIVED -> RESERVED (or REJECTED when the institution declines). */
   async reserve(transfer: TransferRecord): Promise<TransferRecord> {
@@ -106,11 +122,13 @@ export class InboundSettlement {
   async commit(transfer: TransferRecord): Promise<TransferRecord> {
     assert(transfer.state === 'COMMITTING', `commit from ${transfer.state}`);
     try {
-      await this.coreBanking.commit({
-        reference: transfer.transferId,
-        amount: { amount: transfer.payeeReceiveAmount, currency: transfer.currency },
-        payeeAccountId: transfer.payeeAccountId,
-      });
+      await this.whileHeld(transfer, () =>
+        this.coreBanking.commit({
+          reference: transfer.transferId,
+          amount: { amount: transfer.payeeReceiveAmount, currency: transfer.currency },
+          payeeAccountId: transfer.payeeAccountId,
+        }),
+      );
     } catch (error) {
       await this.recordFailure(transfer, error);
       throw error;
@@ -124,7 +142,7 @@ export class InboundSettlement {
   async release(transfer: TransferRecord): Promise<TransferRecord> {
     assert(transfer.state === 'RELEASING', `release from ${transfer.state}`);
     try {
-      await this.coreBanking.release(transfer.transferId, { amount: transfer.payeeReceiveAmount, currency: transfer.currency });
+      await this.whileHeld(transfer, () => this.coreBanking.release(transfer.transferId, { amount: transfer.payeeReceiveAmount, currency: transfer.currency }));
     } catch (error) {
       await this.recordFailure(transfer, error);
       throw error;

@@ -10,6 +10,7 @@ import { failedAttempt, isDecline, type RetryPolicy } from './inbound-settlement
 import { refundReference } from '../domain/outgoing-references.js';
 import { canTransitionOutgoing, type OutgoingState } from '../domain/outgoing-payment.js';
 import { contradictionNote, flagKept, isContradiction } from '../domain/contradiction.js';
+import { heldWhile, type IntentHold } from '../shared/held-while.js';
 
 type Payment = OutgoingPaymentRecord;
 
@@ -27,7 +28,22 @@ export class OutgoingSettlement {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly retry: RetryPolicy,
+    private readonly hold: IntentHold,
   ) {}
+
+  /**
+   * An intent's calls, the intent held from the recovery workers while they run, so that calls
+   * slower than their staleness are not made a second time beside themselves.
+   */
+  private whileHeld<T>(payment: Payment, calls: () => Promise<T>): Promise<T> {
+    const { homeTransactionId, state } = payment;
+    return heldWhile(
+      this.hold.everyMs,
+      () => this.store.holdIntent(homeTransactionId, state, new Date(this.clock.now().getTime() + this.hold.forMs).toISOString()),
+      (error) => this.logger.warn({ homeTransactionId, state, code: errorCodeOf(error) }, 'the hold on an intent could not be renewed; a recovery worker may take it over'),
+      calls,
+    );
+  }
 
   /** ACCEPTING -> COMPLETED, REFUNDING (the switch did not proceed) or CONFIRMING (outcome unknown). */
   async accept(payment: Payment): Promise<Payment> {
@@ -86,8 +102,12 @@ export class OutgoingSettlement {
    * that still waits for the quote's acceptance then never received it (a crash cut the call
    * off): the quote is withdrawn, see withdraw().
    */
-  async confirm(payment: Payment, options: { readonly acceptLost?: boolean } = {}): Promise<Payment> {
+  confirm(payment: Payment, options: { readonly acceptLost?: boolean } = {}): Promise<Payment> {
     assert(payment.state === 'CONFIRMING', `confirm from ${payment.state}`);
+    return this.whileHeld(payment, () => this.confirmHeld(payment, options));
+  }
+
+  private async confirmHeld(payment: Payment, options: { readonly acceptLost?: boolean }): Promise<Payment> {
     const transferId = transferIdOf(payment);
     let status;
     try {
@@ -158,14 +178,17 @@ export class OutgoingSettlement {
       return this.reread(payment.homeTransactionId);
     }
     assert(payment.debitAmount !== null, `refund of ${payment.homeTransactionId} without a debit amount`);
+    const debitAmount = payment.debitAmount;
     try {
-      await this.coreBanking.refund({
-        reference: refundReference(transferId),
-        // Bank flow: the channel debited under its own id; mobile-operator flow: we collected under the transferId.
-        originalReference: payment.flow === 'bank' ? payment.homeTransactionId : transferId,
-        amount: { amount: payment.debitAmount, currency: payment.sendCurrency },
-        payerId: payment.payerId,
-      });
+      await this.whileHeld(payment, () =>
+        this.coreBanking.refund({
+          reference: refundReference(transferId),
+          // Bank flow: the channel debited under its own id; mobile-operator flow: we collected under the transferId.
+          originalReference: payment.flow === 'bank' ? payment.homeTransactionId : transferId,
+          amount: { amount: debitAmount, currency: payment.sendCurrency },
+          payerId: payment.payerId,
+        }),
+      );
     } catch (error) {
       return this.recordFailure(payment, error);
     }

@@ -134,6 +134,12 @@ export interface OutgoingStore {
    * Answers whether it did.
    */
   holdPrompt(homeTransactionId: string, until: string, now: string): Promise<boolean>;
+  /**
+   * Keeps an intent its holder is still working on (a refund, or a confirmation's calls, under
+   * way) from the recovery workers until `until`, if it is still in `state`; a lease reaching
+   * further stays.
+   */
+  holdIntent(homeTransactionId: string, state: OutgoingState, until: string): Promise<boolean>;
   /** Claims due payments in `states`, leasing them so that no other worker takes them meanwhile. */
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]>;
   /** Payments flagged as needing manual action, oldest first. */

@@ -165,6 +165,11 @@ export interface InboundStore {
    * worker holds its lease; answers whether it did.
    */
   scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean>;
+  /**
+   * Keeps an intent its holder is still working on (a commit or release call under way) from the
+   * recovery workers until `until`, if it is still in `state`; a lease reaching further stays.
+   */
+  holdTransfer(transferId: string, state: InboundTransferState, until: string): Promise<boolean>;
   /** Transfers matching `search`, newest first. */
   searchTransfers(search: RecordSearch): Promise<TransferRecord[]>;
   /**

@@ -9,6 +9,7 @@ import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { hubAnswer, hubHasNoSuchTransfer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { ManualClock } from '../support/harness.js';
+import { interceptOne } from '../support/intercept-one.js';
 import { balances, customerWith, startHarness, type Harness } from '../support/sandbox-harness.js';
 
 type Body = Record<string, unknown>;
@@ -134,6 +135,45 @@ describe('recovery', () => {
     // Finished by the first process during its stop, with no recovery pass in between.
     expect((await second.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
     const after = await balances(second);
+    expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n, ZMW));
+    expect(after.float.held).toBe('0');
+  });
+
+  it('a commit still at the institution after its intent would be stale is held from the worker: one commit call, then the worker takes over once it failed', async () => {
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let commits = 0;
+    const h = await startHarness({
+      // Intents untouched for 5 x 60 ms are the workers'; a slow call renews its hold every 100 ms.
+      env: { RECOVERY_BASE_BACKOFF_MS: '60' },
+      overrides: {
+        wrapCoreBanking: interceptOne('commit', async (call, count) => {
+          commits = count;
+          if (count > 1) return call();
+          await gate;
+          throw new ConnectorError('InstitutionUnavailable', 'the first commit failed after a long wait');
+        }),
+      },
+    });
+    cleanups.push(() => h.close());
+    const before = await balances(h);
+    const { transferId, payeeAccount } = await reserve(h, '100');
+    const answer = h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    while (commits === 0) await sleep(5);
+    // Long past the staleness by the transfer's own clock; the hold is renewed by the clock of then.
+    h.clock.advance(10_000);
+    await sleep(350);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(commits).toBe(1);
+    letGo();
+    expect(await answer).toEqual({ status: 503, body: { statusCode: '2003', message: 'Institution unavailable' } });
+    // (A transfer being committed reads RESERVED from the outside.)
+    expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
+    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
+    h.clock.advance(301);
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(commits).toBe(2);
+    const after = await balances(h);
     expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n, ZMW));
     expect(after.float.held).toBe('0');
   });

@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
 import { hubAnswer, hubHasNoSuchTransferAfterError, switchOwnFailure, type OutboundScript } from '../support/fake-switch.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';
+import { interceptOne } from '../support/intercept-one.js';
+import { ConnectorError } from '../../src/domain/errors.js';
 import { PAYER_ACCOUNT, SETTLEMENT_ACCOUNT, channelDebit, initiate, sendMoneyBody, type Body } from '../support/outgoing-bodies.js';
 import { balances, startHarness, type Harness } from '../support/sandbox-harness.js';
 
@@ -208,6 +211,51 @@ describe('outgoing payments, bank flow: refunds', () => {
     h.clock.advance(10_000);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED' });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
+  });
+
+  it('a refund still at the institution after its intent would be stale is held from the worker: one refund call, then the worker takes over once it failed', async () => {
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let refunds = 0;
+    h = await startHarness({
+      // Intents untouched for 5 x 60 ms are the workers'; a slow call renews its hold every 100 ms.
+      env: { RECOVERY_BASE_BACKOFF_MS: '60' },
+      overrides: {
+        wrapCoreBanking: interceptOne('refund', async (call, count) => {
+          refunds = count;
+          if (count > 1) return call();
+          await gate;
+          throw new ConnectorError('InstitutionUnavailable', 'the first refund failed after a long wait');
+        }),
+      },
+    });
+    const body = sendMoneyBody();
+    const home = String(body['homeTransactionId']);
+    h.fakeSwitch.script(home, { accept: { status: 500 } });
+    const transferId = String((await initiate(h, body))['transferId']);
+    await channelDebit(h, home, '100');
+    const accepted = h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
+    while (refunds === 0) await sleep(5);
+    // Long past the staleness by the payment's own clock; the hold is renewed by the clock of then.
+    h.clock.advance(10_000);
+    await sleep(350);
+    // A worker that claimed it would wait here for the request's lock (another replica's would refund beside it).
+    const pass = h.app.outgoingRecovery.runOnce();
+    expect(await Promise.race([pass, sleep(3000).then(() => 'the worker claimed the payment and waits')])).toEqual({ claimed: 0, finished: 0, failed: 0 });
+    expect(refunds).toBe(1);
+    letGo();
+    expect(await accepted).toEqual({
+      status: 503,
+      body: { statusCode: '2001', message: 'Switch connector request failed: the switch did not complete the transfer (HTTP 500, statusCode 5000); the customer is refunded' },
+    });
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDING', attempts: 1 });
+    expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
+    h.clock.advance(301);
+    expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(refunds).toBe(2);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', attempts: 0 });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
 

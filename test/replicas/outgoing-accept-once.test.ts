@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import { SdkClient } from '../../src/adapters/switch/sdk-client.js';
 import { OutgoingSettlement } from '../../src/aggregate/outgoing-settlement.js';
+import { intentHold } from '../../src/shared/held-while.js';
 import { startFakeSwitch } from '../support/fake-switch.js';
 import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
@@ -208,7 +209,7 @@ describe('an outgoing payment is accepted at the switch once, whoever else comes
     // The other replica now learns the debit succeeded (its callback, or its recovery worker).
     const sdk = new SdkClient({ baseUrl: h.fakeSwitch.url, timeoutMs: 2000, transferTimeoutMs: 1500 });
     cleanups.push(() => sdk.close());
-    const otherReplica = new OutgoingSettlement(store, h.app.coreBanking, sdk, h.clock, pino({ level: 'silent' }), h.app.config.recovery);
+    const otherReplica = new OutgoingSettlement(store, h.app.coreBanking, sdk, h.clock, pino({ level: 'silent' }), h.app.config.recovery, intentHold(5000));
     if (stale === undefined) throw new Error('no payment');
     const outcome = await otherReplica.debitSucceeded(stale, { callbackCode: 'TS' });
     expect(outcome.state).toBe('ACCEPTING');

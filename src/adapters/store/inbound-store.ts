@@ -15,7 +15,7 @@ import type {
   TransferRecord,
 } from '../../ports/store.js';
 import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
-import { claimDueKeys } from './lease-claim.js';
+import { claimDueKeys, holdRow } from './lease-claim.js';
 import { visitChanged } from './changed-pages.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import { queryTemplate, slotRow, type Slots } from './query-template.js';
@@ -137,6 +137,10 @@ export class SqlInboundStore implements InboundStore {
 
   async scheduleTransferNow(transferId: string, state: InboundTransferState, now: string): Promise<boolean> {
     return TRANSFERS.scheduleNow(this.database, transferId, state, now);
+  }
+
+  holdTransfer(transferId: string, state: InboundTransferState, until: string): Promise<boolean> {
+    return holdRow(this.database, 'inbound_transfers', 'transfer_id', transferId, state, until);
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AnySchema } from './sql-database.js';
+import type { AnySchema, SqlDatabase } from './sql-database.js';
 
 /** The columns every table worked by a recovery worker has. */
 interface LeasedRow {
@@ -52,4 +52,22 @@ export async function claimDueKeys(
   if (keys.length === 0) return [];
   await db.updateTable(table).set({ lease_until: claim.leaseUntil }).where(keyColumn, 'in', keys).execute();
   return keys;
+}
+
+/**
+ * Keeps the row `key` of `table`, while it is still in `state`, from the recovery workers until
+ * `until`: its lease is moved there unless it already reaches further (a worker's own claim, say).
+ * Not audited (a lease is not a change of the record, as a claim is not). Answers whether it moved.
+ */
+export async function holdRow(database: SqlDatabase, table: string, keyColumn: string, key: string, state: string, until: string): Promise<boolean> {
+  return database.autocommit<Record<string, LeasedRow & Record<string, string>>, boolean>(async (db) => {
+    const result = await db
+      .updateTable(table)
+      .set({ lease_until: until })
+      .where(keyColumn, '=', key)
+      .where('state', '=', state)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', until)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  });
 }

@@ -12,6 +12,7 @@ import type { Exchange } from '../ports/exchange.js';
 import type { ConversionRecord, ConversionState, FxQuoteRecord, FxStore } from '../store/fx-store.js';
 import type { RateSource } from './rate-source.js';
 import { contradictionNote, flagKept, isContradiction } from '../../domain/contradiction.js';
+import { heldWhile, intentHold } from '../../shared/held-while.js';
 
 /** POST /fxQuotes as the switch connector sends it (backend API v2.1, FxQuotesPostBackendRequest). */
 export interface FxQuoteRequest {
@@ -204,7 +205,7 @@ export class FxConversions {
   async reserve(conversion: ConversionRecord): Promise<void> {
     const id = conversion.commitRequestId;
     try {
-      await this.deps.exchange.reserve(id, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
+      await this.#whileHeld(conversion, () => this.deps.exchange.reserve(id, { amount: conversion.targetAmount, currency: conversion.targetCurrency }));
     } catch (error) {
       if (isDecline(error)) {
         const failed = await this.deps.store.transition(id, ['RESERVING'], 'FAILED', { errorName: error.errorName, lastError: error.message.slice(0, 500) });
@@ -357,7 +358,9 @@ export class FxConversions {
   async finishCommit(conversion: ConversionRecord): Promise<void> {
     const id = conversion.commitRequestId;
     try {
-      await this.deps.exchange.commit(id, { amount: conversion.sourceAmount, currency: conversion.sourceCurrency }, { amount: conversion.targetAmount, currency: conversion.targetCurrency });
+      await this.#whileHeld(conversion, () =>
+        this.deps.exchange.commit(id, { amount: conversion.sourceAmount, currency: conversion.sourceCurrency }, { amount: conversion.targetAmount, currency: conversion.targetCurrency }),
+      );
     } catch (error) {
       await this.#recordFailure(conversion, error);
       throw error;
@@ -370,7 +373,7 @@ export class FxConversions {
   async finishRelease(conversion: ConversionRecord): Promise<void> {
     const id = conversion.commitRequestId;
     try {
-      await this.deps.exchange.release(id);
+      await this.#whileHeld(conversion, () => this.deps.exchange.release(id));
     } catch (error) {
       await this.#recordFailure(conversion, error);
       throw error;
@@ -400,6 +403,21 @@ export class FxConversions {
     const lastError = isContradiction(conversion.lastError) ? conversion.lastError : message.slice(0, 500);
     await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError, keepContradiction: true });
     this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
+  }
+
+  /**
+   * An intent's exchange call, the intent held from the recovery worker while it runs, so that a
+   * call slower than the intent's staleness is not made a second time beside itself.
+   */
+  #whileHeld(conversion: ConversionRecord, call: () => Promise<void>): Promise<void> {
+    const { commitRequestId, state } = conversion;
+    const hold = intentHold(this.deps.settings.intentStaleAfterMs);
+    return heldWhile(
+      hold.everyMs,
+      () => this.deps.store.hold(commitRequestId, state, this.#later(hold.forMs)),
+      (error) => this.deps.logger.warn({ commitRequestId, state, err: isConnectorError(error) ? error.message : error }, 'the hold on an intent could not be renewed; the recovery worker may take it over'),
+      call,
+    );
   }
 
   #later(ms: number): string {

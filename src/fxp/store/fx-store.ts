@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration, SqlDatabase } from '../../adapters/store/sql-database.js';
 import { auditColumnsMigration, auditSeqFromTrailMigration } from '../../adapters/store/audit-trail.js';
 import { AuditedTable, RECORD_COLUMNS } from '../../adapters/store/audited-table.js';
+import { holdRow } from '../../adapters/store/lease-claim.js';
 import { queryTemplate, slotRow, type Slots } from '../../adapters/store/query-template.js';
 import { FX_CONVERSIONS, FX_QUOTES, stateCountsMigration } from '../../adapters/store/state-counts.js';
 
@@ -260,6 +261,14 @@ export class FxStore {
     const set = { updated_at: now, ...columns(changes) };
     const keep = changes.keepContradiction === true ? { keepContradiction: true } : {};
     await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'attempt', from: [state], set, at: now, errorCode: changes.errorName ?? null, ...keep });
+  }
+
+  /**
+   * Keeps an intent its holder is still working on (an exchange call under way) from the recovery
+   * worker until `until`, if it is still in `state`; a lease reaching further stays.
+   */
+  hold(commitRequestId: string, state: ConversionState, until: string): Promise<boolean> {
+    return holdRow(this.#database, 'fx_conversions', 'commit_request_id', commitRequestId, state, until);
   }
 
   /**
