@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectorError } from '../../src/domain/errors.js';
+import type { Exchange } from '../../src/fxp/ports/exchange.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FxStore } from '../../src/fxp/store/fx-store.js';
@@ -58,6 +61,53 @@ const COMMITTED = { 'clearing-mwk': '6425.16', 'clearing-zmw': '-100', 'liquidit
 const UNTOUCHED = { 'clearing-mwk': '0', 'clearing-zmw': '0', 'liquidity-mwk': '50000000', 'liquidity-zmw': '1000000' };
 
 describe('FX conversions under exchange faults', () => {
+  it('a commit still at the exchange after its intent would be stale is held from the worker: one commit call, then the worker takes over once it failed', async () => {
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    let commits = 0;
+    const fx = await startFxpHarness({
+      // Intents untouched for 5 x 60 ms are the worker's; a slow call renews its hold every 100 ms.
+      env: { RECOVERY_BASE_BACKOFF_MS: '60' },
+      overrides: {
+        wrapExchange: (exchange): Exchange => ({
+          name: exchange.name,
+          rates: () => exchange.rates(),
+          reserve: (reference, target) => exchange.reserve(reference, target),
+          commit: async (reference, source, target) => {
+            commits += 1;
+            if (commits > 1) return exchange.commit(reference, source, target);
+            await gate;
+            throw new ConnectorError('InstitutionUnavailable', 'the first commit failed after a long wait');
+          },
+          release: (reference) => exchange.release(reference),
+          status: (reference) => exchange.status(reference),
+          health: () => exchange.health(),
+        }),
+      },
+    });
+    harnesses.push(fx);
+    const { id, transfer } = await quoteAndTransfer(fx);
+    expect(await fx.call('POST', '/fxTransfers', transfer)).toEqual({ status: 200, body: { conversionState: 'RESERVED', homeTransactionId: id } });
+    const notified = fx.call('PUT', `/fxTransfers/${id}`, { conversionState: 'COMMITTED' });
+    while (commits === 0) await sleep(5);
+    // Long past the staleness by the conversion's own clock; the hold is renewed by the clock of then.
+    fx.clock.advance(10_000);
+    await sleep(350);
+    // A worker that claimed it would wait here for the request's turn on the conversion (another replica's would commit beside it).
+    const pass = fx.app.recovery.runOnce();
+    expect(await Promise.race([pass, sleep(3000).then(() => 'the worker claimed the conversion and waits')])).toEqual({ claimed: 0, finished: 0, failed: 0, flagged: 0 });
+    expect(commits).toBe(1);
+    letGo();
+    expect(await notified).toEqual({ status: 503, body: { statusCode: '2003', message: 'Institution unavailable' } });
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', attempts: 1 });
+    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
+    fx.clock.advance(301);
+    expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
+    expect(commits).toBe(2);
+    expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', attempts: 1 });
+    expect(await figures(fx)).toEqual(COMMITTED);
+  });
+
   it('a reserve refused by an outage answers 503; the switch\'s retry reserves once', async () => {
     const { fx, faults } = await start();
     const { id, transfer } = await quoteAndTransfer(fx);
