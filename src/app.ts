@@ -8,7 +8,8 @@ import { connectorMigrations } from './adapters/store/connector-migrations.js';
 import { SqlInboundStore } from './adapters/store/inbound-store.js';
 import { AuditTrail, auditMigrations } from './adapters/store/audit-trail.js';
 import { openDatabase } from './adapters/store/open-database.js';
-import { createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
+import { BASE_URL_SETTINGS, createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
+import { plainHttpWarning } from './adapters/core-banking/shared/plain-http.js';
 import { withFaults } from './adapters/core-banking/fault-settings.js';
 import { atInstitutionBoundary } from './adapters/core-banking/institution-boundary.js';
 import type { SqlDatabase } from './adapters/store/sql-database.js';
@@ -322,6 +323,8 @@ async function createCoreBanking(
   logger: Logger,
 ): Promise<{ coreBanking: CoreBanking; sandbox: SandboxLedger | undefined }> {
   if (config.coreBanking.adapter !== 'sandbox') {
+    const warning = plainHttpWarning(BASE_URL_SETTINGS[config.coreBanking.adapter], config.coreBanking.settings.baseUrl);
+    if (warning !== undefined) logger.warn({ adapter: config.coreBanking.adapter }, warning);
     return { coreBanking: createHttpCoreBanking(config.coreBanking, { clock }), sandbox: undefined };
   }
   // On PostgreSQL each replica takes from and credits to float shards of its own (ledger-float.ts).

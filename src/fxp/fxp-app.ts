@@ -21,6 +21,7 @@ import { ExchangeLedger } from './adapters/sandbox-exchange/exchange-ledger.js';
 import { sandboxExchangeMigrations } from './adapters/sandbox-exchange/exchange-migrations.js';
 import { SandboxExchange } from './adapters/sandbox-exchange/sandbox-exchange.js';
 import { RestExchange } from './adapters/rest-exchange/rest-exchange.js';
+import { plainHttpWarning } from '../adapters/core-banking/shared/plain-http.js';
 import { buildFxpServer } from './http/fxp-server.js';
 import { createConnectorMetrics } from '../metrics/connector-metrics.js';
 import { atExchangeBoundary } from './adapters/exchange-boundary.js';
@@ -65,6 +66,8 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
   const ledger = new ExchangeLedger(database, () => clock.now());
   let chosen: Exchange;
   if (config.fx.exchangeAdapter === 'rest' && config.fx.rest !== undefined) {
+    const warning = plainHttpWarning('FX_REST_BASE_URL', config.fx.rest.baseUrl);
+    if (warning !== undefined) logger.warn({ exchange: 'rest' }, warning);
     chosen = new RestExchange(config.fx.rest);
   } else {
     const exchangeConfig = config.fx.sandboxFile === undefined ? demoExchange : parseExchangeConfig(await readFile(config.fx.sandboxFile, 'utf8'));

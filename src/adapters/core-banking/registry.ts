@@ -58,6 +58,14 @@ function tagged<A extends HttpAdapterOptions['adapter'], S>(
   return 'problems' in read ? read : { options: { adapter, settings: read.options } };
 }
 
+/** The setting that holds each HTTP adapter's base URL, for messages about it. */
+export const BASE_URL_SETTINGS: Readonly<Record<HttpAdapterOptions['adapter'], string>> = {
+  rest: 'REST_CBS_BASE_URL',
+  fineract: 'FINERACT_BASE_URL',
+  airtel: 'AIRTEL_BASE_URL',
+  minibank: 'MINIBANK_BASE_URL',
+};
+
 export function createCoreBanking(selected: HttpAdapterOptions, deps: AdapterDeps): CoreBanking {
   switch (selected.adapter) {
     case 'rest':
