@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,31 @@ describe('the built connector refuses to listen beyond loopback with the demo cr
   afterAll(() => {
     build.remove();
     rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('npm start\'s shell hands over to node (exec): a SIGTERM to it stops the connector cleanly and leaves no process behind', async () => {
+    const { scripts } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { scripts: { start: string } };
+    // The start script's command after its build step, run by the shell npm uses (sh -c).
+    const command = scripts.start.split(' && ').at(-1) ?? '';
+    expect(command).toContain('node dist/src/main.js');
+    const child = spawn('/bin/sh', ['-c', command.replace('dist/src/main.js', build.mainPath)], {
+      cwd: workDir,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DATABASE_URL: join(workDir, 'start-script.db'), INCOMING_PORT: '0', OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      for (let waited = 0; !out.includes('"msg":"connector started"') && waited < 30_000; waited += 50) await sleep(50);
+      expect(out).toContain('"msg":"connector started"');
+      child.kill('SIGTERM');
+      // Without exec the shell died of the signal (143) and node, never told, ran on as an orphan.
+      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(out).toContain('"signal":"SIGTERM","msg":"stopping"');
+    } finally {
+      spawnSync('pkill', ['-KILL', '-f', build.mainPath]);
+    }
   });
 
   it('HOST=0.0.0.0 without secrets of its own: exit code 2 naming every server and what to do', async () => {
