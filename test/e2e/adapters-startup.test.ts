@@ -158,6 +158,25 @@ describe('the built connector as an operator runs it', () => {
     });
   });
 
+  it('a second connector on the same SQLite file is refused at start (exit 1, naming the file and its lock), and starts once the first is killed', async () => {
+    const database = join(workDir, 'one-process.db');
+    const first = await ConnectorChild.start({ mainPath: build.mainPath, cwd: workDir, incomingPort: await freePort(), env: { DATABASE_URL: database, OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' } });
+    try {
+      const second = await runUntilExit(build.mainPath, workDir, { DATABASE_URL: database, INCOMING_PORT: '0', OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' });
+      expect(second).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `core connector failed to start: the SQLite file ${database} is in use by another connector process (it holds ${database}.lock): one process per SQLite file; stop the other, or run several replicas on PostgreSQL\n`,
+      });
+      // Killed outright, the first leaves no lock behind: the operating system drops it.
+      expect(await first.kill()).toBe(true);
+      const third = await ConnectorChild.start({ mainPath: build.mainPath, cwd: workDir, incomingPort: await freePort(), env: { DATABASE_URL: database, OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' } });
+      await third.stop();
+    } finally {
+      await first.kill();
+    }
+  });
+
   it('SANDBOX_ACCOUNTS_FILE that cannot be read: the start stops, naming the setting and the file', async () => {
     const missing = join(workDir, 'no-such-dir', 'accounts.json');
     const outcome = await runUntilExit(build.mainPath, workDir, { DATABASE_URL: join(workDir, 'accounts-missing.db'), SANDBOX_ACCOUNTS_FILE: missing, INCOMING_PORT: '0', OUTGOING_PORT: '0', OPERATIONS_PORT: '0', LOG_LEVEL: 'warn' });

@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/pos
 import { connectorMigrations } from './connector-migrations.js';
 import { openDatabase, redactUrl } from './open-database.js';
 import { PostgresDatabase } from './postgres-database.js';
-import { SqliteDatabase } from './sqlite-database.js';
+import { SqliteDatabase, SqliteFileInUse } from './sqlite-database.js';
 
 interface Logged {
   readonly level: string;
@@ -55,6 +55,18 @@ describe('openDatabase', () => {
     } finally {
       await database.close();
     }
+  });
+
+  it('keeps a SQLite file for one connector: a second opener is refused until the first closes (another process: test/e2e/adapters-startup.test.ts)', async () => {
+    const path = join(directory, 'held', 'connector.db');
+    const inUse = `the SQLite file ${path} is in use by another connector process (it holds ${path}.lock): one process per SQLite file; stop the other, or run several replicas on PostgreSQL`;
+    const first = await openDatabase({ kind: 'sqlite', location: path, poolMax: 1 });
+    await expect(openDatabase({ kind: 'sqlite', location: path, poolMax: 1 })).rejects.toThrow(new SqliteFileInUse(inUse));
+    await first.close();
+    const second = await openDatabase({ kind: 'sqlite', location: path, poolMax: 1 });
+    await second.migrate(connectorMigrations);
+    await second.close();
+
   });
 
   it('opens a checked PostgreSQL pool for the postgres kind, logging the URL without its password', async () => {

@@ -2,7 +2,9 @@ import type { StoreConfig } from '../../config.js';
 import type { Logger } from '../../ports/logger.js';
 import { PostgresDatabase } from './postgres-database.js';
 import type { SqlDatabase } from './sql-database.js';
-import { SqliteDatabase } from './sqlite-database.js';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SqliteDatabase, holdFileLock } from './sqlite-database.js';
 
 const REDACTED = '***';
 /** Query parameters that pg reads as credentials, or that name key material. */
@@ -15,7 +17,18 @@ const SECRET_PARAMETER = /pass|secret|token|key/i;
 export async function openDatabase(config: StoreConfig, logger?: Logger): Promise<SqlDatabase> {
   switch (config.kind) {
     case 'sqlite': {
-      const database = new SqliteDatabase(config.location);
+      // One connector process per file: a second one (a second start, an old replica still
+      // stopping) is refused here, before anything is read or migrated.
+      if (config.location === ':memory:') return new SqliteDatabase(config.location);
+      mkdirSync(dirname(config.location), { recursive: true });
+      const release = holdFileLock(config.location);
+      let database: SqliteDatabase;
+      try {
+        database = new SqliteDatabase(config.location, { onClose: release });
+      } catch (error) {
+        release();
+        throw error;
+      }
       logger?.info({ store: 'sqlite', path: config.location }, 'database opened');
       return database;
     }

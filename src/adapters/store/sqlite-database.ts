@@ -54,6 +54,38 @@ const STORAGE_FAILURE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/;
 export interface SqliteDatabaseOptions {
   /** How the write-ahead log at `path` is made durable; the default is an fsync on libuv's thread pool. */
   readonly logSync?: (path: string) => FileSync;
+  /** Called once close() has closed every connection (the connector's store: the file lock's release, `holdFileLock`). */
+  readonly onClose?: () => void;
+}
+
+/** The file is held by another process: the connector does not start beside it. */
+export class SqliteFileInUse extends Error {}
+
+/**
+ * Keeps `path` for this process alone: SQLite serves one connector process (its recovery workers
+ * do not share work, and an upgrade's migrations would change tables under the other process's
+ * statements), but nothing in SQLite stops a second one from opening the same file. The lock is
+ * an exclusive transaction held open on a small database of its own beside the file
+ * (`<path>.lock`), which a second opener cannot begin; the operating system drops it when the
+ * process ends, however it ends, so a killed connector never leaves it behind. Answers its release.
+ */
+export function holdFileLock(path: string): () => void {
+  const lockPath = `${path}.lock`;
+  const connection = new BetterSqlite3(lockPath, { timeout: 0 });
+  try {
+    connection.exec('begin exclusive');
+  } catch (error) {
+    connection.close();
+    if (error instanceof Error && 'code' in error && error.code === 'SQLITE_BUSY') {
+      throw new SqliteFileInUse(`the SQLite file ${path} is in use by another connector process (it holds ${lockPath}): one process per SQLite file; stop the other, or run several replicas on PostgreSQL`, { cause: error });
+    }
+    throw error;
+  }
+  return () => {
+    if (!connection.open) return;
+    connection.exec('rollback');
+    connection.close();
+  };
 }
 
 /**
@@ -96,6 +128,7 @@ export class SqliteDatabase implements SqlDatabase {
   #queue: PendingWork[] = [];
   #flushing = false;
   #closed = false;
+  readonly #onClose: (() => void) | undefined;
   readonly #counts = { statements: 0, transactions: 0, commits: 0 };
   /** The connections of the snapshots being read (snapshot), closed by `close` if still open. */
   readonly #snapshots = new Set<BetterSqlite3.Database>();
@@ -104,6 +137,7 @@ export class SqliteDatabase implements SqlDatabase {
     readonly path: string,
     options: SqliteDatabaseOptions = {},
   ) {
+    this.#onClose = options.onClose;
     if (path !== ':memory:') {
       mkdirSync(dirname(path), { recursive: true });
       const log = (options.logSync ?? fileSync)(`${path}-wal`);
@@ -391,6 +425,7 @@ export class SqliteDatabase implements SqlDatabase {
     await this.#writer.destroy();
     // The snapshots' first: the writer, closed last, can then checkpoint the log and remove it.
     for (const connection of [...this.#snapshots, ...this.#connections]) if (connection.open) connection.close();
+    this.#onClose?.();
   }
 }
 
