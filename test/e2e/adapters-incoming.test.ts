@@ -202,6 +202,24 @@ describe.each(ADAPTER_SUBJECTS)('incoming payments through CBS_ADAPTER=$title', 
     expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
     expect(figures(r.fixture)).toEqual(CREDITED);
   });
+
+  it('a commit the institution applied then answered 500: 503 2003 with the payee already credited; recovery completes it without paying twice', async () => {
+    const r = await start(subject);
+    const transferId = await reserved(r);
+    // As above, Fineract's repeat of the hold goes through first.
+    r.fixture.inject('applied-then-5xx', 'next-write', 1, subject.adapter === 'fineract' ? 1 : 0);
+    const answer = await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'));
+    expect(answer).toEqual({ status: 503, body: { statusCode: '2003', message: 'Institution unavailable' } });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('RESERVED');
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+    expect(await stateOf(r, transferId)).toBe('COMMITTED');
+    expect(await r.h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).toEqual({ status: 200, body: {} });
+    expect(figures(r.fixture)).toEqual(CREDITED);
+  });
 });
 
 describe.each(ADAPTER_SUBJECTS)('incoming payments through CBS_ADAPTER=$title: large amounts', (subject) => {

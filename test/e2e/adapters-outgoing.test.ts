@@ -131,24 +131,51 @@ describe.each([REST, FINERACT, MINIBANK])('outgoing payments, bank flow, through
   });
 });
 
+/** What each adapter says of a refund its institution applied then answered 500, as the record keeps it. */
+const REFUND_APPLIED_THEN_500: Record<AdapterSubject['adapter'], string> = {
+  rest: 'Institution unavailable: rest refund: HTTP 500',
+  minibank: 'Institution unavailable: minibank refund: HTTP 500',
+  airtel: 'Institution unavailable: airtel refund: disburse: HTTP 500',
+  fineract: 'Institution unavailable: fineract refund: deposit and withdraw as one transaction: HTTP 500',
+};
+
 describe.each([REST, FINERACT, MINIBANK, AIRTEL, REST_MOBILE])('outgoing payments through CBS_ADAPTER=$title: a refund whose answer is lost', (subject) => {
-  it('the institution paid the payer back but never answered: REFUNDING; recovery repeats the refund and the payer is paid once', async () => {
-    const r = await start(subject, { CALLBACK_WAIT_MS: '60000' });
+  /** Quote, accept refused by the switch, the payer's debit: the refund's first attempt meets `fault`. */
+  async function refundMeets(r: AdapterRun, fault: 'hang-after' | 'applied-then-5xx'): Promise<string> {
     const { home, transferId } = await quoted(r, { accept: { status: 500 } });
     if (subject.outgoingFlow === 'bank') {
       r.fixture.debitByChannel(home, PAYER_MSISDN, '100');
-      r.fixture.inject('hang-after', 'next-write');
+      r.fixture.inject(fault, 'next-write');
       expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(503);
     } else {
       // The first write is the payment prompt; the refund is the second.
-      r.fixture.inject('hang-after', 'next-write', 1, 1);
+      r.fixture.inject(fault, 'next-write', 1, 1);
       expect((await r.h.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true })).status).toBe(202);
       r.fixture.approveCollection(transferId);
       const answer = await r.h.callOutgoing('PUT', '/callback', { transaction: { id: transferId, status_code: 'TS' } }, callbackHeaders(TEST_CALLBACK_SECRET));
       expect(answer).toEqual({ status: 200, body: {} });
     }
+    return transferId;
+  }
+
+  it('the institution paid the payer back but never answered: REFUNDING; recovery repeats the refund and the payer is paid once', async () => {
+    const r = await start(subject, { CALLBACK_WAIT_MS: '60000' });
+    const transferId = await refundMeets(r, 'hang-after');
     expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1, lastError: expect.stringMatching(new RegExp(`^Institution timed out: ${subject.adapter} refund: .*outcome unknown$`)) });
     expect(figures(r.fixture).payer).toBe('200');
+
+    r.h.clock.advance(1_001);
+    expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false });
+    expect(figures(r.fixture)).toEqual(SEEDED);
+    expect(switchPuts(r)).toEqual([{ acceptQuote: true }]);
+  });
+
+  it('the institution paid the payer back then answered 500: REFUNDING; recovery repeats the refund and the payer is paid once', async () => {
+    const r = await start(subject, { CALLBACK_WAIT_MS: '60000' });
+    const transferId = await refundMeets(r, 'applied-then-5xx');
+    expect(await statusOf(r, transferId)).toMatchObject({ state: 'REFUNDING', attempts: 1, lastError: REFUND_APPLIED_THEN_500[subject.adapter] });
+    expect(figures(r.fixture)).toEqual(SEEDED);
 
     r.h.clock.advance(1_001);
     expect(await r.h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });

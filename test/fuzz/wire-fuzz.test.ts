@@ -13,8 +13,16 @@ import { startHarness, type Harness } from '../support/sandbox-harness.js';
  * {statusCode: 4 digits, message: 1-128 characters}. The run prints what it covered.
  */
 
-const SEED = Number(process.env['FUZZ_SEED'] ?? '10010');
-const REQUESTS = Number(process.env['FUZZ_REQUESTS'] ?? '6000');
+/** An integer setting of the run, at least `min`; anything else stops the run rather than fuzz nothing. */
+function integerSetting(name: string, fallback: string, min: number): number {
+  const text = process.env[name] ?? fallback;
+  const value = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+const SEED = integerSetting('FUZZ_SEED', '10010', 0);
+const REQUESTS = integerSetting('FUZZ_REQUESTS', '6000', 1);
 const CONCURRENCY = 8;
 
 type Server = 'incoming' | 'outgoing';
@@ -264,6 +272,7 @@ describe(`wire fuzz (seed ${SEED}, ${REQUESTS} requests)`, () => {
     const byStatus = new Map<string, number>();
     const problems: string[] = [];
     let unanswered = 0;
+    let sent = 0;
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < cases.length) {
@@ -271,6 +280,7 @@ describe(`wire fuzz (seed ${SEED}, ${REQUESTS} requests)`, () => {
         next += 1;
         const item = cases[index] as Case;
         const answer = await rawRequest(item.server === 'incoming' ? h.incomingUrl : h.outgoingUrl, item.request, 20_000);
+        sent += 1;
         byKind.set(item.kind, (byKind.get(item.kind) ?? 0) + 1);
         if (answer === undefined) unanswered += 1;
         const code = answer === undefined ? 'closed' : item.head ? `HEAD ${answer.status}` : answer.status >= 400 ? `${answer.status} ${/"statusCode":"(\d{4})"/.exec(answer.text)?.[1] ?? '?'}` : String(answer.status);
@@ -291,6 +301,9 @@ describe(`wire fuzz (seed ${SEED}, ${REQUESTS} requests)`, () => {
       ].join('\n'),
     );
     expect(problems).toEqual([]);
+    expect(sent).toBe(REQUESTS);
+    // Every request is answered, garbage included (with 400): a closed connection is a crash or a hang.
+    expect(unanswered).toBe(0);
     // Nothing the fuzz sent broke either server.
     expect((await h.call('GET', '/health')).status).toBe(200);
     expect((await h.callOutgoing('GET', '/payments/needing-attention')).status).toBe(200);

@@ -42,7 +42,7 @@ export interface ContractHarness {
   readonly coreBanking: CoreBanking;
   readonly books: ContractBooks;
   /** Absent for an institution without a wire (the sandbox): wire faults cannot happen there. */
-  readonly faults?: { inject(fault: Fault, on?: FaultTarget): void };
+  readonly faults?: { inject(fault: Fault, on?: FaultTarget, times?: number, skip?: number, delayMs?: number): void };
   close(): Promise<void>;
 }
 
@@ -61,7 +61,13 @@ export interface ContractSubject {
    * transactionStatus must then refuse as NotSupported, which the suite checks instead of a status.
    */
   readonly statusByReference?: false;
-  /** Starts the adapter against a fresh institution holding `seed`; adapter timeouts must be short (< 1 s). */
+  /**
+   * Money-moving requests a commit sends before the one that credits the payee (default 0):
+   * Fineract repeats the reservation's hold (answered from its store) before its commit batch.
+   * Faults meant for the credit itself let these through.
+   */
+  readonly commitWritesBeforeCredit?: number;
+  /** Starts the adapter against a fresh institution holding `seed`; adapter timeouts must be short (< 1 s, see ANSWER_AFTER_TIMEOUT_MS). */
   setup(seed: FixtureSeed): Promise<ContractHarness>;
 }
 
@@ -82,6 +88,8 @@ export const CONTRACT_SEED: FixtureSeed = {
   ],
 };
 const SEED_TOTAL = '1260';
+/** A slow-after delay above every adapter's timeout (< 1 s): the write is applied, its answer comes too late. */
+const ANSWER_AFTER_TIMEOUT_MS = 1200;
 
 /** Mojaloop transfer ids as the aggregate uses them for references. */
 const REF = {
@@ -144,8 +152,8 @@ export function runCoreBankingContract(subject: ContractSubject): void {
     describeReservationEdges(bank, books, state, subject);
     const onWireWithHolds = capable(subject.wire && nativeHolds);
     // Every case there needs a wire: an institution without one (the sandbox) has no such group.
-    if (subject.wire) describeFaultsOnMoney(bank, books, onWire, onWireWithHolds, faults);
-    describeCustomerDebits(subject, bank, books, collecting);
+    if (subject.wire) describeFaultsOnMoney(subject, bank, books, onWire, onWireWithHolds, faults);
+    describeCustomerDebits(subject, bank, books, collecting, onWire, faults);
   });
 }
 
@@ -304,6 +312,7 @@ function describeReservationEdges(bank: () => CoreBanking, books: () => Contract
 }
 
 function describeFaultsOnMoney(
+  subject: ContractSubject,
   bank: () => CoreBanking,
   books: () => ContractBooks,
   onWire: Capable,
@@ -311,6 +320,7 @@ function describeFaultsOnMoney(
   faults: () => NonNullable<ContractHarness['faults']>,
 ): void {
   const request = async () => ({ reference: REF.a, amount: { amount: '12.34', currency: CONTRACT_CURRENCY }, payeeAccountId: await books().accountIdOf(PAYEE.idValue) });
+  const beforeCredit = subject.commitWritesBeforeCredit ?? 0;
 
   describe('faults while moving money', () => {
     onWire('a 5xx on commit moves nothing; the retry credits once', async () => {
@@ -342,6 +352,30 @@ function describeFaultsOnMoney(
       expect(await books().floatBalance()).toBe('987.66');
     });
 
+    onWire('a commit applied then answered 5xx has credited the payee; the retry moves nothing more', async () => {
+      await bank().reserve(await request());
+      faults().inject('applied-then-5xx', 'next-write', 1, beforeCredit);
+      await expectConnectorError(bank().commit(await request()), 'InstitutionUnavailable', /HTTP 500/);
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      expect(await books().floatAvailable()).toBe('987.66');
+    });
+
+    onWire('a commit applied but answered after the timeout has credited the payee; the retry moves nothing more', async () => {
+      await bank().reserve(await request());
+      faults().inject('slow-after', 'next-write', 1, beforeCredit, ANSWER_AFTER_TIMEOUT_MS);
+      await expectConnectorError(bank().commit(await request()), 'InstitutionTimeout', /outcome unknown/);
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      await bank().commit(await request());
+      expect(await books().balanceOf(PAYEE.idValue)).toBe('62.34');
+      expect(await books().floatBalance()).toBe('987.66');
+      expect(await books().floatAvailable()).toBe('987.66');
+    });
+
     onWireWithHolds('a reserve that times out is repeated without holding twice', async () => {
       faults().inject('hang-after', 'next-write');
       await expectConnectorError(bank().reserve(await request()), 'InstitutionTimeout');
@@ -353,7 +387,14 @@ function describeFaultsOnMoney(
   });
 }
 
-function describeCustomerDebits(subject: ContractSubject, bank: () => CoreBanking, books: () => ContractBooks, collecting: Capable): void {
+function describeCustomerDebits(
+  subject: ContractSubject,
+  bank: () => CoreBanking,
+  books: () => ContractBooks,
+  collecting: Capable,
+  onWire: Capable,
+  faults: () => NonNullable<ContractHarness['faults']>,
+): void {
   const money = (amount: string) => ({ amount, currency: CONTRACT_CURRENCY });
   // The settlement account may start anywhere (a sandbox opens it empty), so it is checked by difference.
   const plus = (amount: string, delta: string) => addMoney(money(amount), money(delta)).amount;
@@ -398,6 +439,26 @@ function describeCustomerDebits(subject: ContractSubject, bank: () => CoreBankin
       expect(await books().settlementBalance()).toBe(plus(settlement, '30'));
       const refund = { reference: REF.b, originalReference: REF.a, amount: money('30'), payerId: PAYER.idValue };
       await bank().refund(refund);
+      await bank().refund(refund);
+      expect(await books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await books().settlementBalance()).toBe(settlement);
+      await expectStatus(subject, bank(), REF.b, 'succeeded');
+    });
+
+    onWire('a refund applied then answered 5xx has paid back the payer; the retry pays nothing more', async () => {
+      const settlement = await books().settlementBalance();
+      if (subject.capabilities.outgoingFlow === 'bank') {
+        await books().debitByChannel(REF.a, PAYER.idValue, '30');
+      } else {
+        await bank().collect({ reference: REF.a, amount: money('30'), payerId: PAYER.idValue });
+        await books().approveCollection(REF.a);
+      }
+      expect(await books().balanceOf(PAYER.idValue)).toBe('170');
+      const refund = { reference: REF.b, originalReference: REF.a, amount: money('30'), payerId: PAYER.idValue };
+      faults().inject('applied-then-5xx', 'next-write');
+      await expectConnectorError(bank().refund(refund), 'InstitutionUnavailable', /HTTP 500/);
+      expect(await books().balanceOf(PAYER.idValue)).toBe('200');
+      expect(await books().settlementBalance()).toBe(settlement);
       await bank().refund(refund);
       expect(await books().balanceOf(PAYER.idValue)).toBe('200');
       expect(await books().settlementBalance()).toBe(settlement);

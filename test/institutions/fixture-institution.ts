@@ -29,6 +29,8 @@ export interface FixtureInstitution {
   chaos(plan: ChaosPlan | undefined): void;
   /** How many times each fault was played. */
   readonly faultCounts: Readonly<Record<string, number>>;
+  /** How many times each fault was played on a money-moving request. */
+  readonly writeFaultCounts: Readonly<Record<string, number>>;
   /** The customer approves the payment prompt of a collection: the money moves now. */
   approveCollection(reference: string): void;
   /** The customer declines (or lets the prompt expire): no money moves. */
@@ -97,6 +99,7 @@ export async function serveFixtureInstitution(
     inject: (fault, on, times, skip, delayMs) => server.inject(fault, on, times, skip, delayMs),
     chaos: (plan) => server.chaos(plan),
     faultCounts: server.faultCounts,
+    writeFaultCounts: server.writeFaultCounts,
     approveCollection: prompt(true),
     rejectCollection: prompt(false),
     close: () => server.close(),

@@ -91,6 +91,8 @@ export interface FixtureServer {
   chaos(plan: ChaosPlan | undefined): void;
   /** How many times each fault was played, for the figures a soak test prints. */
   readonly faultCounts: Readonly<Record<string, number>>;
+  /** The same, counting only money-moving requests (isWrite): where an ambiguous fault matters. */
+  readonly writeFaultCounts: Readonly<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -120,10 +122,12 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
   const faults: Array<{ fault: Fault; on: FaultTarget; left: number; skip: number; delayMs: number }> = [];
   const sockets = new Set<Socket>();
   const faultCounts: Record<string, number> = {};
+  const writeFaultCounts: Record<string, number> = {};
   let chaos: { plan: ChaosPlan; random: () => number } | undefined;
 
-  const counted = (played: PlayedFault): PlayedFault => {
+  const counted = (played: PlayedFault, request: FixtureRequest): PlayedFault => {
     faultCounts[played.fault] = (faultCounts[played.fault] ?? 0) + 1;
+    if (options.isWrite(request)) writeFaultCounts[played.fault] = (writeFaultCounts[played.fault] ?? 0) + 1;
     return played;
   };
   const randomFault = (request: FixtureRequest): PlayedFault | undefined => {
@@ -132,7 +136,7 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
     if ((plan.on ?? 'next-request') === 'next-write' && !options.isWrite(request)) return undefined;
     if (random() >= plan.rate) return undefined;
     const fault = plan.faults[Math.floor(random() * plan.faults.length)];
-    return fault === undefined ? undefined : counted({ fault, delayMs: plan.delayMs ?? DEFAULT_DELAY_MS });
+    return fault === undefined ? undefined : counted({ fault, delayMs: plan.delayMs ?? DEFAULT_DELAY_MS }, request);
   };
   const takeFault = (request: FixtureRequest): PlayedFault | undefined => {
     const plan = faults[0];
@@ -144,7 +148,7 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
     }
     plan.left -= 1;
     if (plan.left <= 0) faults.shift();
-    return counted({ fault: plan.fault, delayMs: plan.delayMs });
+    return counted({ fault: plan.fault, delayMs: plan.delayMs }, request);
   };
 
   const server = createServer((incoming, response) => {
@@ -172,6 +176,7 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
       chaos = plan === undefined ? undefined : { plan, random: seededRandom(plan.seed) };
     },
     faultCounts,
+    writeFaultCounts,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -260,9 +260,12 @@ describe('an accept that completes after another replica refunded the customer',
     // the accept's time (the switch is slow on it): the accept cannot have it before its deadline.
     fakeSwitch.setTransferStatus('other-transfer', 'hang');
     const hung = narrow.getTransfer('other-transfer').catch((error: unknown) => error);
-    for (let i = 0; i < 200 && !fakeSwitch.requests.some((r) => r.method === 'GET' && r.path === '/transfers/other-transfer'); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const questions = () => fakeSwitch.requests.filter((r) => r.method === 'GET' && r.path === '/transfers/other-transfer');
+    for (let i = 0; i < 200 && questions().length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(questions()).toHaveLength(1);
     const accepted = first.callOutgoing('PUT', `/send-money/${transferId}`, { acceptQuote: true });
     for (let i = 0; i < 200 && (await stateOf(second, transferId))['state'] !== 'ACCEPTING'; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await stateOf(second, transferId)).toMatchObject({ state: 'ACCEPTING' });
 
     fakeSwitch.setTransferStatus(transferId, hubHasNoSuchTransfer(transferId));
     clock.advance(1_500 + 5_001);

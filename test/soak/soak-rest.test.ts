@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { REST } from '../support/adapter-institutions.js';
-import { describeSoak, runSoak, soakSeed } from './support/soak-run.js';
+import { AMBIGUOUS_FAULTS, describeSoak, runSoak, soakSeed } from './support/soak-run.js';
 
 /**
  * Issue 9's proof for the rest adapter: 300 incoming transfers and 50 outgoing payments under
@@ -18,4 +18,6 @@ it('rest: 300 incoming and 50 outgoing payments under mixed faults conserve mone
   expect(figures.incoming.committed + figures.incoming.aborted + figures.incoming.notQuoted).toBe(300);
   expect(figures.incoming.committed).toBeGreaterThan(100);
   expect(figures.outgoing.completed + figures.outgoing.refunded + figures.outgoing.aborted + figures.outgoing.notStarted).toBe(50);
+  // Every fault that leaves a write's outcome unknown met a write, not only reads.
+  for (const fault of AMBIGUOUS_FAULTS) expect(figures.writeFaultsPlayed[fault] ?? 0, fault).toBeGreaterThan(0);
 }, 300_000);

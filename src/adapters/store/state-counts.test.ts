@@ -82,8 +82,8 @@ async function changeTransfers(database: SqlDatabase): Promise<void> {
   expect((await store.insertTransfer(transfer('t-4'))).created).toBe(true);
   // A known id: nothing inserted, nothing counted.
   expect((await store.insertTransfer(transfer('t-1'))).created).toBe(false);
-  expect(await store.transitionTransfer('t-2', ['RESERVED'], 'COMMITTED')).toBeDefined();
-  expect(await store.transitionTransfer('t-3', ['RECEIVED'], 'ABORTED')).toBeDefined();
+  expect(await store.transitionTransfer('t-2', ['RESERVED'], 'COMMITTED')).toMatchObject({ transferId: 't-2', state: 'COMMITTED' });
+  expect(await store.transitionTransfer('t-3', ['RECEIVED'], 'ABORTED')).toMatchObject({ transferId: 't-3', state: 'ABORTED' });
   // Not in a listed state: no change.
   expect(await store.transitionTransfer('t-1', ['RESERVED'], 'COMMITTED')).toBeUndefined();
   // Bookkeeping without a change of state.

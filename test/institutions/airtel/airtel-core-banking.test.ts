@@ -301,6 +301,34 @@ describe.each([200, 400] as const)('AirtelCoreBanking: a disbursement that faile
     expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
   });
 
+  it('an ambiguous disbursement (DP00900001000, then TA) is no outcome: nothing is sent while TA; once Airtel settles it TS, the retry pays nobody again', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    airtel.ambiguousNextDisbursement();
+    await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /DP00900001000; outcome unknown/);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['50', '1000']);
+    // Still TA at the enquiry: not final, and no second disbursement goes out.
+    await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /disbursement 01JDV6M3AZ6XK1B0SPZ8Q4W2RA is not final; outcome unknown/);
+    expect(await adapter.transactionStatus(REF)).toBe('pending');
+    airtel.settleAmbiguous(REF, 'TS');
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+    await adapter.commit(commit(airtel));
+    await adapter.commit(commit(airtel));
+    expect(await adapter.transactionStatus(REF)).toBe('succeeded');
+    expect(disbursementIds(airtel)).toEqual([REF]);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+  });
+
+  it('an ambiguous disbursement Airtel later settles TF: the retry pays under the next id, once', async () => {
+    const { airtel, adapter } = await start({ rejectionsAs });
+    airtel.ambiguousNextDisbursement();
+    await expectConnectorError(adapter.commit(commit(airtel)), 'InstitutionTimeout', /DP00900001000; outcome unknown/);
+    airtel.settleAmbiguous(REF, 'TF');
+    await adapter.commit(commit(airtel));
+    await adapter.commit(commit(airtel));
+    expect(disbursementIds(airtel)).toEqual([REF, disbursementId(REF, 1)]);
+    expect([airtel.balanceOf(PAYEE_ID), airtel.floatBalance()]).toEqual(['62.34', '987.66']);
+  });
+
   it('two attempts racing on one reference: Airtel refuses the second id as a duplicate (DP00900001017), which is no decline; paid once', async () => {
     const { airtel, adapter } = await start({ rejectionsAs });
     airtel.inject('slow-before', 'next-write', 1, 0, 200);

@@ -38,6 +38,10 @@ import { COLLECTION_CODES, DISBURSEMENT_CODES, UNKNOWN_SUBSCRIBER_CODE } from '.
  * - DP00900001014 "Transaction Timed Out: the transaction may be processed or failed; to know
  *   the exact status do the transaction enquiry" (same table): `timeOutNextDisbursement` answers
  *   the next disbursement so, applied or failed as the test says;
+ * - DP00900001000, the transaction ambiguous (same table; TA in the enquiry's transaction
+ *   statuses above): `ambiguousNextDisbursement` answers the next disbursement so and leaves it
+ *   TA, nobody paid yet, its enquiry answering TA, until `settleAmbiguous` ends it as Airtel
+ *   later does: TS (the payee is paid then) or TF (final, nobody paid);
  * - callback: `{transaction: {id, message, status_code, airtel_money_id}}` posted to the URL
  *   registered in the portal (`callbackUrl`), without any header of ours.
  * Money moves between our disbursement wallet (the float) and subscribers' wallets, so the
@@ -77,6 +81,10 @@ export interface AirtelFixture extends FixtureInstitution {
   timeOutNextDisbursement(applied: boolean): void;
   /** Revokes every token, as Airtel may do before expiry. */
   revokeTokens(): void;
+  /** Answers the next disbursement DP00900001000 (ambiguous) and leaves it TA, nobody paid. */
+  ambiguousNextDisbursement(): void;
+  /** Ends the disbursement under Airtel transaction id `id`, still TA: TS pays the payee now, TF pays nobody. */
+  settleAmbiguous(id: string, outcome: 'TS' | 'TF'): void;
 }
 
 interface Movement {
@@ -87,7 +95,7 @@ interface Movement {
   readonly airtelMoneyId: string;
   /** When the movement began, by the fixture's clock (a payment prompt expires). */
   readonly createdAtMs: number;
-  status: 'TS' | 'TF' | 'TIP' | 'TE';
+  status: 'TS' | 'TF' | 'TA' | 'TIP' | 'TE';
 }
 
 /** A USSD payment prompt the subscriber leaves unanswered ends, failed, after this long. */
@@ -109,6 +117,10 @@ export async function startAirtelFixture(options: AirtelFixtureOptions): Promise
     timeOutNextDisbursement: (applied) => {
       state.nextDisbursementTimesOut = applied ? 'applied' : 'failed';
     },
+    ambiguousNextDisbursement: () => {
+      state.nextDisbursementTimesOut = 'ambiguous';
+    },
+    settleAmbiguous: (id, outcome) => state.settleAmbiguous(id, outcome),
   };
 }
 
@@ -122,7 +134,7 @@ class AirtelInstitution {
   readonly #movements = new Map<string, Movement>();
   #nextToken = 1;
   #nextMoneyId = 1;
-  nextDisbursementTimesOut: 'applied' | 'failed' | undefined;
+  nextDisbursementTimesOut: 'applied' | 'failed' | 'ambiguous' | undefined;
 
   constructor(options: AirtelFixtureOptions) {
     this.books = new FixtureBooks(options.currency, options.floatBalance, 'WALLET');
@@ -231,6 +243,11 @@ class AirtelInstitution {
     const timesOut = this.nextDisbursementTimesOut;
     this.nextDisbursementTimesOut = undefined;
     if (timesOut === 'failed') return refused('DP00900001014', 'Transaction Timed Out');
+    if (timesOut === 'ambiguous') {
+      // Nobody is paid until Airtel settles it (settleAmbiguous); the id is taken all the same.
+      this.#record(input.id, 'disbursement', payee, input.amountMinor, 'TA');
+      return this.#reject(DISBURSEMENT_CODES.ambiguous, 'Transaction is ambiguous. Please do transaction enquiry');
+    }
     try {
       this.books.move(this.books.float, payee, input.amountMinor);
     } catch (failure) {
@@ -271,6 +288,14 @@ class AirtelInstitution {
         .then((response) => response.body.dump())
         .catch(() => undefined);
     }
+  }
+
+  /** Airtel ends an ambiguous disbursement: TS pays the payee from the wallet now, TF pays nobody. */
+  settleAmbiguous(id: string, outcome: 'TS' | 'TF'): void {
+    const movement = this.#movements.get(id);
+    if (movement?.kind !== 'disbursement' || movement.status !== 'TA') throw new Error(`airtel fixture: no ambiguous disbursement ${id}`);
+    if (outcome === 'TS') this.books.move(this.books.float, movement.subscriber, movement.amountMinor);
+    movement.status = outcome;
   }
 
   enquire(id: string, kind: Movement['kind']): FixtureReply {

@@ -11,6 +11,8 @@ runCoreBankingContract({
   wire: true,
   // Fineract finds no transaction by our reference (its search covers accounts, not transactions).
   statusByReference: false,
+  // A commit first repeats the reservation's hold (answered from Fineract's store), then books the credit.
+  commitWritesBeforeCredit: 1,
   async setup(seed) {
     const fixture = await startFineractFixture(seed);
     const coreBanking = new FineractCoreBanking(

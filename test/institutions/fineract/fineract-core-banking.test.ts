@@ -88,6 +88,14 @@ async function untilRequest(fineract: FineractFixture, path: RegExp, never: stri
   }
 }
 
+/** Waits (5 s at most) until `done` holds: a write delayed at Fineract has landed. */
+async function until(done: () => boolean, never: string): Promise<void> {
+  for (let waited = 0; !done(); waited += 5) {
+    if (waited > 5000) throw new Error(never);
+    await sleep(5);
+  }
+}
+
 describe('FineractCoreBanking: every write carries an idempotency key from the reference and the step', () => {
   it('the keys are stable, distinct per step, and 43 characters whatever the reference', () => {
     expect(idempotencyKey(REF, 'hold')).toBe(idempotencyKey(REF, 'hold'));
@@ -227,8 +235,7 @@ describe('FineractCoreBanking: the ambiguous outcomes book nothing twice', () =>
     fineract.inject('slow-before', 'next-write', 1, 0, 1500);
     await expectConnectorError(adapter.reserve(commitRequest(fineract)), 'InstitutionTimeout', /outcome unknown/);
     await expectConnectorError(adapter.reserve(commitRequest(fineract)), 'InstitutionTimeout', /still running at Fineract \(HTTP 425\); outcome unknown/);
-    await sleep(1600);
-    expect(fineract.floatAvailable()).toBe('987.66');
+    await until(() => fineract.floatAvailable() === '987.66', 'the slow hold never landed');
     const mark = fineract.requests.length;
     await adapter.reserve(commitRequest(fineract));
     expect(fineract.floatAvailable()).toBe('987.66');
@@ -240,7 +247,7 @@ describe('FineractCoreBanking: the ambiguous outcomes book nothing twice', () =>
     const refund = { reference: 'REFUND-1', originalReference: 'ORIGINAL-1', amount: zmw('5'), payerId: PAYER.idValue };
     fineract.inject('slow-before', 'next-write', 1, 0, 1500);
     await expectConnectorError(adapter.refund(refund), 'InstitutionTimeout');
-    await sleep(1600);
+    await until(() => fineract.balanceOf(PAYER.idValue) === '205', 'the slow refund never landed');
     await adapter.refund(refund);
     await adapter.refund(refund);
     expect(fineract.balanceOf(PAYER.idValue)).toBe('205');

@@ -50,6 +50,8 @@ export interface SoakFigures {
   readonly incoming: { readonly sent: number; readonly committed: number; readonly aborted: number; readonly notQuoted: number };
   readonly outgoing: { readonly sent: number; readonly completed: number; readonly refunded: number; readonly aborted: number; readonly notStarted: number };
   readonly faultsPlayed: Readonly<Record<string, number>>;
+  /** Of those, the faults played on money-moving requests: the ones that leave an outcome unknown. */
+  readonly writeFaultsPlayed: Readonly<Record<string, number>>;
   readonly recoveryPasses: number;
   readonly seconds: number;
   /** Every discrepancy found on the books or in the connector's records; empty when conserved. */
@@ -85,6 +87,7 @@ export async function runSoak(subject: AdapterSubject, options: SoakOptions): Pr
     const outgoing = await inPool(plan.outgoing, Math.min(concurrency, 4), (item) => driveOutgoing(h, fixture, subject, item));
     const recoveryPasses = await drain(h, fixture, slowMs);
     const faultsPlayed = { ...fixture.faultCounts };
+    const writeFaultsPlayed = { ...fixture.writeFaultCounts };
     const discrepancies: string[] = [];
     const incomingCounts = await checkIncoming(h, fixture, incoming, discrepancies);
     const outgoingCounts = await checkOutgoing(h, fixture, subject, outgoing, discrepancies);
@@ -102,6 +105,7 @@ export async function runSoak(subject: AdapterSubject, options: SoakOptions): Pr
       incoming: { sent: plan.incoming.length, ...incomingCounts },
       outgoing: { sent: plan.outgoing.length, completed: outgoingCounts.completed, refunded: outgoingCounts.refunded, aborted: outgoingCounts.aborted, notStarted: outgoingCounts.notStarted },
       faultsPlayed,
+      writeFaultsPlayed,
       recoveryPasses,
       seconds: Math.round((Date.now() - started) / 100) / 10,
       discrepancies,
@@ -113,14 +117,17 @@ export async function runSoak(subject: AdapterSubject, options: SoakOptions): Pr
   }
 }
 
+/** The faults that leave a write's outcome unknown to the adapter: each must have met a write in a soak run. */
+export const AMBIGUOUS_FAULTS: readonly Fault[] = ['hang-before', 'hang-after', 'slow-before', 'slow-after', 'applied-then-5xx'];
+
 /** The figures as one line a CI log shows. */
 export function describeSoak(figures: SoakFigures): string {
-  const faults = Object.entries(figures.faultsPlayed).map(([fault, count]) => `${fault} ${count}`).join(', ');
+  const counts = (played: Readonly<Record<string, number>>): string => Object.entries(played).map(([fault, count]) => `${fault} ${count}`).join(', ') || 'none';
   return [
     `soak ${figures.adapter} seed ${figures.seed}: ${figures.seconds} s, ${figures.recoveryPasses} recovery passes`,
     `  incoming ${figures.incoming.sent}: committed ${figures.incoming.committed}, aborted ${figures.incoming.aborted}, never quoted ${figures.incoming.notQuoted}`,
     `  outgoing ${figures.outgoing.sent}: completed ${figures.outgoing.completed}, refunded ${figures.outgoing.refunded}, aborted before any debit ${figures.outgoing.aborted}, not started ${figures.outgoing.notStarted}`,
-    `  faults played: ${faults === '' ? 'none' : faults}`,
+    `  faults played: ${counts(figures.faultsPlayed)}; on writes: ${counts(figures.writeFaultsPlayed)}`,
     `  float ${figures.books.float} (expected ${figures.books.expectedFloat}), available ${figures.books.floatAvailable}, books total ${figures.books.total} (opened ${figures.books.expectedTotal})`,
     `  discrepancies: ${figures.discrepancies.length === 0 ? 'none' : figures.discrepancies.join('; ')}`,
   ].join('\n');
