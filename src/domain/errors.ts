@@ -27,6 +27,7 @@ export const ERROR_CATALOGUE = {
   ClientTimeout: { code: '3000', category: 'client-timeout', text: 'Request not received in time' },
   ShuttingDown: { code: '2003', category: 'unavailable', text: 'Service shutting down; retry on another instance' },
   UploadInProgress: { code: '2003', category: 'unavailable', text: 'Service currently unavailable' },
+  StoreUnavailable: { code: '2003', category: 'unavailable', text: 'Service currently unavailable: the database cannot be reached; retry later' },
   UnsupportedIdType: { code: '3100', category: 'rejected', text: 'Unsupported identifier type' },
   UnsupportedCurrency: { code: '5106', category: 'rejected', text: 'Unsupported currency' },
   ModifiedRequest: { code: '3106', category: 'conflict', text: 'Modified request' },

@@ -6,6 +6,7 @@ import { textProblem } from '../domain/text.js';
 import { isLoopbackHost } from '../listen-security.js';
 import type { Logger } from '../ports/logger.js';
 import { mapError } from './error-mapping.js';
+import { isStoreOutage } from '../adapters/store/store-outage.js';
 import { parseJsonBody } from './json-body.js';
 import type { ConnectorMetrics } from '../metrics/connector-metrics.js';
 
@@ -141,11 +142,16 @@ export function createServer(options: ServerOptions): FastifyInstance {
     options.metrics.serve(server);
   }
 
+  const outageLog = new OutageLog(options.logger, options.name);
   server.setErrorHandler((error: FastifyError, request, reply) => {
-    const converted = convertFastifyError(error);
+    // (An institution's or the switch's refused connection arrives as a ConnectorError of its own.)
+    const outage = !(error instanceof ConnectorError) && isStoreOutage(error);
+    const converted = outage ? new ConnectorError('StoreUnavailable') : convertFastifyError(error);
     const hide = options.hideInstitutionDetail === true;
     const mapped = mapError(converted, { hideInstitutionDetail: hide });
-    if (mapped.unexpected) {
+    if (outage) {
+      outageLog.record(routeOf(request), error);
+    } else if (mapped.unexpected) {
       options.logger.fatal({ server: options.name, route: routeOf(request), err: error }, 'unexpected error');
     } else if (hide && converted instanceof ConnectorError && converted.fromInstitution) {
       // The caller got the catalogue text; the institution's own words are kept here.
@@ -331,4 +337,30 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex & { 
   // Closed once the answer is flushed, or after a second if the client does not read it.
   socket.end(head + body, () => socket.destroy());
   setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/**
+ * A database outage fails every request while it lasts: each is answered 503, but logged at error
+ * level once per OUTAGE_LOG_INTERVAL_MS per server, with how many failed since the last line, so
+ * that an outage is one alert, not hundreds of fatal "unexpected error" lines.
+ */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+
+class OutageLog {
+  #loggedAt = Number.NEGATIVE_INFINITY;
+  #unlogged = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly server: string,
+  ) {}
+
+  record(route: string, error: unknown): void {
+    this.#unlogged += 1;
+    const now = performance.now();
+    if (now - this.#loggedAt < OUTAGE_LOG_INTERVAL_MS) return;
+    this.logger.error({ server: this.server, route, failedRequests: this.#unlogged, err: error }, 'database unavailable; requests answered 503');
+    this.#loggedAt = now;
+    this.#unlogged = 0;
+  }
 }

@@ -14,6 +14,9 @@ export interface TcpRelay {
   connections(): number;
   stall(connection: number): void;
   resume(connection: number): void;
+  /** The server gone: every connection through the relay is reset, and new ones are refused (closed at once) until `mend`. */
+  cut(): void;
+  mend(): void;
   close(): Promise<void>;
 }
 
@@ -48,7 +51,13 @@ function messageRewriter(rewrite: (message: Buffer) => Buffer): (chunk: Buffer) 
 export async function startTcpRelay(serverUrl: string, rewriteAnswer?: (message: Buffer) => Buffer): Promise<TcpRelay> {
   const target = new URL(serverUrl);
   const links: Link[] = [];
+  let cut = false;
   const listener = net.createServer((client) => {
+    if (cut) {
+      client.on('error', () => undefined);
+      client.resetAndDestroy();
+      return;
+    }
     const server = net.connect(Number(target.port || 5432), target.hostname);
     const link: Link = { client, server, stalled: false, toServer: [], toClient: [] };
     const rewriteAnswers = rewriteAnswer === undefined ? (chunk: Buffer) => chunk : messageRewriter(rewriteAnswer);
@@ -87,6 +96,16 @@ export async function startTcpRelay(serverUrl: string, rewriteAnswer?: (message:
       resumed.stalled = false;
       for (const chunk of resumed.toServer.splice(0)) resumed.server.write(chunk);
       for (const chunk of resumed.toClient.splice(0)) resumed.client.write(chunk);
+    },
+    cut: () => {
+      cut = true;
+      for (const each of links) {
+        each.client.resetAndDestroy();
+        each.server.destroy();
+      }
+    },
+    mend: () => {
+      cut = false;
     },
     close: async () => {
       for (const each of links) {
