@@ -10,7 +10,6 @@ import { AuditTrail, auditMigrations } from './adapters/store/audit-trail.js';
 import { openDatabase } from './adapters/store/open-database.js';
 import { BASE_URL_SETTINGS, createCoreBanking as createHttpCoreBanking } from './adapters/core-banking/registry.js';
 import { plainHttpWarning } from './adapters/core-banking/shared/plain-http.js';
-import { withFaults } from './adapters/core-banking/fault-settings.js';
 import { atInstitutionBoundary } from './adapters/core-banking/institution-boundary.js';
 import type { SqlDatabase } from './adapters/store/sql-database.js';
 import { SdkClient } from './adapters/switch/sdk-client.js';
@@ -94,10 +93,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
 
   const metrics = createConnectorMetrics(database, 'dfsp', { databaseIntervalMs: config.metricsDatabaseIntervalMs });
   const { coreBanking: institution, sandbox } = await createCoreBanking(config, database, clock, logger);
-  // Test-only fault injection (CBS_FAULT_RATE), off unless configured; loud when on.
-  if (config.faults !== undefined) logger.warn({ faults: config.faults }, 'institution fault injection is ON (testing only)');
-  const baseCoreBanking = config.faults === undefined ? institution : withFaults(institution, config.faults);
-  const wrapped = overrides.wrapCoreBanking === undefined ? baseCoreBanking : overrides.wrapCoreBanking(baseCoreBanking);
+  const wrapped = overrides.wrapCoreBanking === undefined ? institution : overrides.wrapCoreBanking(institution);
   // The institution's own words stay in logs and records; callers get the catalogue text.
   const coreBanking = metrics.instrumentCoreBanking(atInstitutionBoundary(wrapped));
   // TLS files are read before anything opens: a wrong path stops the start with the setting's name.

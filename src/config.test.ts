@@ -184,37 +184,17 @@ describe('isValidLei', () => {
   });
 });
 
-describe('fault injection settings (testing only)', () => {
-  it('are off by default and when the rate is 0', () => {
-    expect(loadConfig({}).faults).toBeUndefined();
-    expect(loadConfig({ CBS_FAULT_RATE: '0', CBS_FAULT_KINDS: 'timeout' }).faults).toBeUndefined();
-  });
-
-  it('read the rate, operations, kinds and seed', () => {
-    expect(loadConfig({ CBS_FAULT_RATE: '0.25' }).faults).toEqual({
-      rate: '0.25',
-      operations: ['lookupParty', 'reserve', 'commit', 'release', 'collect', 'refund', 'transactionStatus'],
-      kinds: ['unavailable', 'timeout'],
-      seed: undefined,
-    });
-    expect(
-      loadConfig({ CBS_FAULT_RATE: '1', CBS_FAULT_OPERATIONS: 'commit, release,commit', CBS_FAULT_KINDS: 'timeout', CBS_FAULT_SEED: '42' }).faults,
-    ).toEqual({ rate: '1', operations: ['commit', 'release'], kinds: ['timeout'], seed: 42 });
-  });
-
-  it('list every problem with them', () => {
+describe('fault injection settings', () => {
+  it('are refused: fault injection is test code, not part of the connector', () => {
     let problems: readonly string[] = [];
     try {
-      loadConfig({ CBS_FAULT_RATE: '1.5', CBS_FAULT_OPERATIONS: 'commit,debit', CBS_FAULT_KINDS: 'slow', CBS_FAULT_SEED: '-3' });
+      loadConfig({ CBS_FAULT_RATE: '1', CBS_FAULT_SEED: '42', CBS_FAULT_KINDS: '' });
     } catch (error) {
       if (error instanceof ConfigError) problems = error.problems;
     }
     expect(problems).toEqual([
-      'CBS_FAULT_RATE: "1.5" is not a probability from 0 to 1',
-      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health, identifierEligibility, listIdentifiers, listMovements',
-      'CBS_FAULT_KINDS: "slow" is not one of unavailable, timeout',
-      'CBS_FAULT_KINDS: names nothing',
-      'CBS_FAULT_SEED: "-3" is not a whole number from 0 to 4294967295',
+      'CBS_FAULT_RATE: fault injection is test-only and not part of the connector; unset it',
+      'CBS_FAULT_SEED: fault injection is test-only and not part of the connector; unset it',
     ]);
   });
 });

@@ -6,12 +6,11 @@ import { isPartyIdType, type PartyIdType } from './domain/identifiers.js';
 import type { ApiType } from './domain/iso20022.js';
 import { parseDecimal, compareDecimal } from './domain/money.js';
 import { readAdapterOptions, type AdapterOptions } from './adapters/core-banking/registry.js';
-import { readFaultSettings, type FaultSettings } from './adapters/core-banking/fault-settings.js';
 import { DEFAULT_DATABASE_INTERVAL_MS } from './metrics/connector-metrics.js';
 import { checkDemoCredentialsNotProxied, checkDemoCredentialsStayLocal, readClientTls, readListen, type ClientTlsFiles, type ListenConfig } from './listen-security.js';
 
 /**
- * All settings, read from environment variables (main.ts also loads an optional .env file).
+ * All settings, read from environment variables (run-connector.ts also loads an optional .env file).
  * loadConfig checks every setting and reports every problem at once; the defaults are the
  * demo set-up so that `npm start` works with no configuration at all.
  */
@@ -96,8 +95,6 @@ export interface Config {
   readonly reconciliationMaxRecords: number;
   /** How long the metrics' figures read from the database serve scrapes (METRICS_DATABASE_INTERVAL_MS). */
   readonly metricsDatabaseIntervalMs: number;
-  /** Test-only fault injection (CBS_FAULT_RATE and friends); undefined, i.e. off, by default. */
-  readonly faults: FaultSettings | undefined;
   readonly outgoing: OutgoingConfig;
   /** dfsp: a bank or wallet's connector (payee and payer sides); fxp: a foreign exchange provider's. */
   readonly mode: 'dfsp' | 'fxp';
@@ -260,7 +257,6 @@ export function loadConfig(env: Env): Config {
     },
     reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
     metricsDatabaseIntervalMs: read.integer('METRICS_DATABASE_INTERVAL_MS', DEFAULT_DATABASE_INTERVAL_MS, 100, 600_000),
-    faults: readFaultSettings(env, problems),
     outgoing,
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
     identifierSegments: readSegments(read, problems),
@@ -290,8 +286,21 @@ export function loadConfig(env: Env): Config {
     // The wallets hold one currency: every amount the switch sends would be declined at runtime.
     problems.push(`AIRTEL_CURRENCY: "${institution.settings.currency}" differs from X_CURRENCY "${currency}"; the wallets must hold the scheme currency`);
   }
+  refuseTestOnlySettings(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * Fault injection (CBS_FAULT_RATE and the other CBS_FAULT_* settings) is test code, under test/,
+ * and is not in the build: a connector started with one of them set refuses to start rather than
+ * run as if the faults were on, or silently drop what the operator asked for.
+ */
+function refuseTestOnlySettings(env: Env, problems: string[]): void {
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith('CBS_FAULT_') || (env[name]?.trim() ?? '') === '') continue;
+    problems.push(`${name}: fault injection is test-only and not part of the connector; unset it`);
+  }
 }
 
 /**

@@ -31,7 +31,7 @@ describe('crash safety on PostgreSQL', () => {
     expect(build).toBeDefined();
     expect(database).toBeDefined();
     const url = database?.url ?? '';
-    const seed = crashSeed();
+    const seed = crashSeed(4702);
     console.log(`crash harness (postgres) seed=${seed}`);
     const result = await runCrashHarness({
       seed,
@@ -40,6 +40,7 @@ describe('crash safety on PostgreSQL', () => {
       openDatabase: () => Promise.resolve(new PostgresDatabase({ url, poolMax: 2 })),
       faultRate: '0.2',
       mainPath: build?.mainPath ?? '',
+      testMainPath: build?.testMainPath ?? '',
       workDir,
       workers: 6,
       maxFlows: 3000,

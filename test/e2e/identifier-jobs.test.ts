@@ -8,7 +8,7 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import type { AnySchema } from '../../src/adapters/store/sql-database.js';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { auditSubjectId, IdentifierStore } from '../../src/identifiers/identifier-store.js';
 import { buildConnector, type ConnectorBuild } from '../crash/support/connector-build.js';
 import { TEST_CHANNEL_API_KEY } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { addMoney, subtractMoney, type Money } from '../../src/domain/money.js';
 import { notification, quoteRequest, transferRequest } from '../support/backend-bodies.js';

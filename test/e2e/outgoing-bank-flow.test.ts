@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { PAYER_BIRTH_KEYS } from '../../src/domain/iso20022.js';
 import { addMoney, type Money } from '../../src/domain/money.js';
 import { hubAnswer, hubHasNoSuchTransferAfterError, switchOwnFailure, type OutboundScript } from '../support/fake-switch.js';

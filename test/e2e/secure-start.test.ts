@@ -20,7 +20,7 @@ import { hubAnswer } from '../support/fake-switch.js';
  * from the machine's openssl.
  */
 
-describe('the built connector refuses to listen beyond loopback with the demo credentials', () => {
+describe('the built connector refuses an unsafe start: beyond loopback with the demo credentials, or with fault injection asked for', () => {
   let build: ConnectorBuild;
   let workDir: string;
   beforeAll(async () => {
@@ -101,6 +101,24 @@ describe('the built connector refuses to listen beyond loopback with the demo cr
       code: 2,
       stdout: '',
       stderr: ['invalid configuration:', '  - OPERATOR_CREDENTIALS: entry 2 is not name:token (no colon)', '  - OPERATOR_CREDENTIALS: entry 3 is not name:token (no colon)', ''].join('\n'),
+    });
+  });
+
+  it('CBS_FAULT_RATE (test-only fault injection, not in the build): exit code 2 naming each CBS_FAULT_* setting set', async () => {
+    const outcome = await runUntilExit(build.mainPath, workDir, {
+      DATABASE_URL: join(workDir, 'never-opened.db'),
+      CBS_FAULT_RATE: '1',
+      CBS_FAULT_OPERATIONS: 'commit',
+    });
+    expect(outcome).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: [
+        'invalid configuration:',
+        '  - CBS_FAULT_OPERATIONS: fault injection is test-only and not part of the connector; unset it',
+        '  - CBS_FAULT_RATE: fault injection is test-only and not part of the connector; unset it',
+        '',
+      ].join('\n'),
     });
   });
 

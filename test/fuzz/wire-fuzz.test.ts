@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { quoteRequest, transferRequest } from '../support/backend-bodies.js';
 import { TEST_CALLBACK_SECRET, TEST_CHANNEL_API_KEY } from '../support/harness.js';
 import { sendMoneyBody } from '../support/outgoing-bodies.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { openDatabase } from '../../src/adapters/store/open-database.js';
 import type { SqlDatabase } from '../../src/adapters/store/sql-database.js';
 import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';

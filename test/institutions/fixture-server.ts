@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { JsonSyntaxError, parseDecimalJson, stringifyDecimalJson } from '../../src/adapters/core-banking/shared/decimal-json.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 /**
  * A real HTTP server on loopback for fixture institutions, with fault injection. Each fixture
@@ -101,18 +102,6 @@ const DEFAULT_DELAY_MS = 1500;
 interface PlayedFault {
   readonly fault: Fault;
   readonly delayMs: number;
-}
-
-/** mulberry32: a small seeded generator, enough to replay a soak run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const BODY_LIMIT_BYTES = 1_048_576;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import type { AuditEvent } from '../../src/adapters/store/audit-trail.js';
 import { refundReference } from '../../src/domain/outgoing-references.js';
 import { auditSubjectId } from '../../src/identifiers/identifier-store.js';

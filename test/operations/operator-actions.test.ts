@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import { notification } from '../support/backend-bodies.js';

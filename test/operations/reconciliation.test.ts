@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FaultyCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
 import { interceptCoreBanking } from '../../src/adapters/core-banking/intercept.js';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
 import type { CoreBanking } from '../../src/ports/core-banking.js';

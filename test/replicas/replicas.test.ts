@@ -8,7 +8,7 @@ import { SandboxLedger, demoAccounts } from '../../src/adapters/core-banking/san
 import { shardOf } from '../../src/adapters/core-banking/sandbox/ledger-float.js';
 import type { SandboxSchema } from '../../src/adapters/core-banking/sandbox/sandbox-schema.js';
 import { formatMinorUnits, toMinorUnits } from '../../src/domain/money.js';
-import { seededRandom } from '../../src/adapters/core-banking/fault-settings.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { PostgresDatabase } from '../../src/adapters/store/postgres-database.js';
 import { startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
@@ -72,7 +72,8 @@ async function startReplicas(d: Deployment, env: Record<string, string>, onLog?:
   const replicas = await Promise.all(
     d.ports.map((port, index) =>
       ConnectorChild.start({
-        mainPath: build?.mainPath ?? '',
+        // Fault injection (CBS_FAULT_*) is test code: only the test entry point has it.
+        mainPath: (env['CBS_FAULT_RATE'] === undefined ? build?.mainPath : build?.testMainPath) ?? '',
         cwd: workDir,
         incomingPort: port,
         env: {

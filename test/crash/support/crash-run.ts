@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { SandboxLedger, demoAccounts } from '../../../src/adapters/core-banking/sandbox/index.js';
-import { seededRandom } from '../../../src/adapters/core-banking/fault-settings.js';
+import { seededRandom } from '../../support/seeded-random.js';
 import type { SqlDatabase } from '../../../src/adapters/store/sql-database.js';
 import { startFakeSwitch } from '../../support/fake-switch.js';
 import { ConnectorChild, freePort, type ChildOptions } from './connector-child.js';
@@ -27,7 +27,10 @@ export interface CrashRunOptions {
   readonly openDatabase: () => Promise<SqlDatabase>;
   /** CBS_FAULT_RATE for every start but the last. */
   readonly faultRate: string;
+  /** The built connector (ConnectorBuild.mainPath): the starts without faults, the last included. */
   readonly mainPath: string;
+  /** The built test entry point (ConnectorBuild.testMainPath): the starts with faults. */
+  readonly testMainPath: string;
   readonly workDir: string;
   /** Concurrent payments in flight. */
   readonly workers: number;
@@ -61,11 +64,15 @@ export const CRASH_PAYEES: readonly Payee[] = demoAccounts.customers
   .filter((customer) => customer.status === 'active' && customer.idType === 'MSISDN' && customer.idSubValue === undefined)
   .map((customer) => ({ idValue: customer.idValue, accountId: customer.accountId }));
 
-/** Where a run can take its seed from: CRASH_SEED, or a fresh one (printed, to rerun it). */
-export function crashSeed(): number {
-  const fromEnv = process.env['CRASH_SEED']?.trim();
-  if (fromEnv !== undefined && /^[0-9]{1,10}$/.test(fromEnv)) return Number(fromEnv) >>> 0;
-  return Math.floor(Math.random() * 0x1_0000_0000);
+/**
+ * A run's seed: CRASH_SEED when set, else the test file's fixed `fallback`, so that every run
+ * makes the same random choices unless asked otherwise (the tests print the seed either way).
+ */
+export function crashSeed(fallback: number): number {
+  const fromEnv = process.env['CRASH_SEED']?.trim() ?? '';
+  if (fromEnv === '') return fallback;
+  if (!/^[0-9]{1,10}$/.test(fromEnv) || Number(fromEnv) > 0xffffffff) throw new Error(`CRASH_SEED must be a whole number from 0 to 4294967295, not ${fromEnv.slice(0, 32)}`);
+  return Number(fromEnv);
 }
 
 export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRunResult> {
@@ -78,7 +85,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRu
   const outgoingPort = await freePort();
   let child: ConnectorChild | undefined;
   const childOptions = (faults: boolean): ChildOptions => ({
-    mainPath: options.mainPath,
+    // Fault injection is test code: only the test entry point has it.
+    mainPath: faults ? options.testMainPath : options.mainPath,
     cwd: options.workDir,
     incomingPort,
     env: connectorEnv(options, fakeSwitch.url, outgoingPort, faults ? Math.floor(random() * 0xffffffff) : undefined),

@@ -1,6 +1,6 @@
 import { formatMinorUnits } from '../../../src/domain/money.js';
 import type { FixtureAccountSeed, FixtureSeed } from '../../institutions/fixture-books.js';
-import { seededRandom } from '../../institutions/fixture-server.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 /**
  * What a soak run will do, drawn up front from one seed so that a failing run can be replayed:

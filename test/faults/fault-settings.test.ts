@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isConnectorError } from '../../domain/errors.js';
-import { withFaults, type FaultSettings } from './fault-settings.js';
-import { SandboxCoreBanking } from './sandbox/index.js';
-import { openTestBooks, figuresOf, type TestBooks } from '../../../test/institutions/sandbox/sandbox-test-books.js';
+import { isConnectorError } from '../../src/domain/errors.js';
+import { readFaultSettings, withFaults, type FaultSettings } from '../support/fault-settings.js';
+import { SandboxCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { openTestBooks, figuresOf, type TestBooks } from '../institutions/sandbox/sandbox-test-books.js';
 
 const books: TestBooks[] = [];
 afterEach(async () => {
@@ -91,5 +91,38 @@ describe('withFaults', () => {
     expect(failed).toBe(191);
     expect(failed).toBeGreaterThan(150);
     expect(failed).toBeLessThan(250);
+  });
+});
+
+describe('readFaultSettings (the test entry point, test/support/connector-main.ts)', () => {
+  function read(env: Record<string, string>): { settings: FaultSettings | undefined; problems: string[] } {
+    const problems: string[] = [];
+    return { settings: readFaultSettings(env, problems), problems };
+  }
+
+  it('is off with no rate and with rate 0', () => {
+    expect(read({})).toEqual({ settings: undefined, problems: [] });
+    expect(read({ CBS_FAULT_RATE: '0', CBS_FAULT_KINDS: 'timeout' })).toEqual({ settings: undefined, problems: [] });
+  });
+
+  it('reads the rate, operations, kinds and seed', () => {
+    expect(read({ CBS_FAULT_RATE: '0.25' })).toEqual({
+      settings: { rate: '0.25', operations: ['lookupParty', 'reserve', 'commit', 'release', 'collect', 'refund', 'transactionStatus'], kinds: ['unavailable', 'timeout'], seed: undefined },
+      problems: [],
+    });
+    expect(read({ CBS_FAULT_RATE: '1', CBS_FAULT_OPERATIONS: 'commit, release,commit', CBS_FAULT_KINDS: 'timeout', CBS_FAULT_SEED: '42' })).toEqual({
+      settings: { rate: '1', operations: ['commit', 'release'], kinds: ['timeout'], seed: 42 },
+      problems: [],
+    });
+  });
+
+  it('lists every problem', () => {
+    expect(read({ CBS_FAULT_RATE: '1.5', CBS_FAULT_OPERATIONS: 'commit,debit', CBS_FAULT_KINDS: 'slow', CBS_FAULT_SEED: '-3' }).problems).toEqual([
+      'CBS_FAULT_RATE: "1.5" is not a probability from 0 to 1',
+      'CBS_FAULT_OPERATIONS: "debit" is not one of lookupParty, reserve, commit, release, collect, refund, transactionStatus, health, identifierEligibility, listIdentifiers, listMovements',
+      'CBS_FAULT_KINDS: "slow" is not one of unavailable, timeout',
+      'CBS_FAULT_KINDS: names nothing',
+      'CBS_FAULT_SEED: "-3" is not a whole number from 0 to 4294967295',
+    ]);
   });
 });

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectorError } from '../../../domain/errors.js';
-import { CORE_BANKING_OPERATIONS } from '../intercept.js';
-import { FaultyCoreBanking } from './faulty-core-banking.js';
-import { SandboxCoreBanking } from './sandbox-core-banking.js';
-import { figuresOf, openTestBooks, type TestBooks } from '../../../../test/institutions/sandbox/sandbox-test-books.js';
+import { ConnectorError } from '../../src/domain/errors.js';
+import { CORE_BANKING_OPERATIONS } from '../../src/adapters/core-banking/intercept.js';
+import { FaultyCoreBanking } from '../support/faulty-core-banking.js';
+import { SandboxCoreBanking } from '../../src/adapters/core-banking/sandbox/index.js';
+import { figuresOf, openTestBooks, type TestBooks } from '../institutions/sandbox/sandbox-test-books.js';
 
 const request = { reference: 't-1', amount: { amount: '12.5', currency: 'ZMW' }, payeeAccountId: 'acc-payee' };
 

@@ -1,6 +1,6 @@
-import { ConnectorError } from '../../../domain/errors.js';
-import type { CoreBanking } from '../../../ports/core-banking.js';
-import { interceptCoreBanking, type CoreBankingOperation } from '../intercept.js';
+import { ConnectorError } from '../../src/domain/errors.js';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
+import { interceptCoreBanking, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
 
 export interface FaultOptions {
   /** The operations that may fail (any of the port's); the others always pass through. */

@@ -1,13 +1,15 @@
-import type { Env } from '../../config.js';
-import { compareDecimal, parseDecimal } from '../../domain/money.js';
-import type { CoreBanking } from '../../ports/core-banking.js';
-import { CORE_BANKING_OPERATIONS, type CoreBankingOperation } from './intercept.js';
-import { FaultyCoreBanking } from './sandbox/index.js';
+import type { Env } from '../../src/config.js';
+import { compareDecimal, parseDecimal } from '../../src/domain/money.js';
+import type { CoreBanking } from '../../src/ports/core-banking.js';
+import { CORE_BANKING_OPERATIONS, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
+import { FaultyCoreBanking } from './faulty-core-banking.js';
+import { seededRandom } from './seeded-random.js';
 
 /**
- * Fault injection for tests and drills, never for production: when CBS_FAULT_RATE is above 0,
- * the composition root wraps the institution adapter so that a fraction of its calls fail. Off
- * by default. The crash harness (test/crash/) uses it to show that no money is lost or moved
+ * Fault injection for tests and drills; it is not part of the built connector (src/ refuses the
+ * CBS_FAULT_* settings). The test entry point, test/support/connector-main.ts, reads them and,
+ * when CBS_FAULT_RATE is above 0, wraps the institution adapter so that a fraction of its calls
+ * fail. The crash and replica suites start that entry to show that no money is lost or moved
  * twice while the institution misbehaves, and that pending work drains once it stops.
  *
  *   CBS_FAULT_RATE         probability, 0 to 1, that a call to a listed operation fails (0: off)
@@ -101,16 +103,4 @@ export function withFaults(inner: CoreBanking, settings: FaultSettings): CoreBan
 function probabilityOf(rate: string): number {
   const { units, scale } = parseDecimal(rate);
   return Number(units) / 10 ** scale;
-}
-
-/** mulberry32: a small, fast, seedable generator; statistical quality is ample for fault picks. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
