@@ -104,6 +104,21 @@ describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
       await ledger.collect('c-2', 'acc-twin', zmw('1'));
       expect(await figuresOf(ledger, 'acc-twin')).toEqual({ balance: '4', held: '0' });
     });
+
+    it('refuses a payerId that is one customer\'s account id and another\'s identifier value, in books opened before the accounts check refused them', async () => {
+      await books.close();
+      const clash = { accountId: '4000123', idType: 'MSISDN', idValue: '260971000199', firstName: 'Mapalo', lastName: 'Lungu', status: 'active', balance: '70' } as const;
+      books = await openTestBooks({ ...TEST_ACCOUNTS, customers: [...TEST_ACCOUNTS.customers, clash] }, undefined, { unchecked: true });
+      ledger = books.ledger;
+      await expectError(ledger.collect('c-1', '4000123', zmw('1')), 'PayerRejected', 'Payer rejected the payment: payerId names several customers');
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      // Each is still found by what names it alone.
+      await ledger.collect('c-2', '260971000199', zmw('2'));
+      await ledger.collect('c-3', 'acc-shop', zmw('3'));
+      expect(await figuresOf(ledger, '4000123')).toEqual({ balance: '68', held: '0' });
+      expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '52', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1005', held: '0' });
+    });
   });
 
   describe('collect, mobile-operator flow (pending until the customer answers)', () => {
