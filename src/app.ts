@@ -242,6 +242,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       loop.wake();
       outgoingLoop.wake();
     },
+    prompts: sandbox,
   });
   const reconciliation = new Reconciliation(store, outgoingStore, coreBanking, clock, config.reconciliationMaxRecords);
   const operationsServer = await buildOperationsServer({ inboundStore: store, outgoingStore, audit, actions: operatorActions, reconciliation }, health, {

@@ -59,6 +59,17 @@ export interface OperatorActionsDeps {
   readonly acceptRunsForMs: number;
   /** Asks the recovery loops for a pass soon. */
   readonly wakeRecovery: () => void;
+  /** The embedded sandbox institution's payment prompts (CBS_ADAPTER=sandbox only). */
+  readonly prompts?: PaymentPrompts | undefined;
+}
+
+/**
+ * Payment prompts an operator may answer for the customer: the sandbox's, whose customers have
+ * no phone. TransferNotFound for no collection under the reference, TransferStateConflict once
+ * it was answered or expired.
+ */
+export interface PaymentPrompts {
+  answerPrompt(reference: string, approved: boolean): Promise<{ readonly state: 'pending' | 'succeeded' | 'failed' }>;
 }
 
 /**
@@ -220,6 +231,34 @@ export class OperatorActions {
     const completed = await this.deps.outgoing.exclusive(home, () => this.deps.outgoingStore.transition(home, ['REFUNDING'], 'COMPLETED', { ...changes, switchState: 'COMPLETED' }, { now }));
     if (completed === undefined) throw busy(await this.#payment(home), 'REFUNDING');
     return completed;
+  }
+
+  /** Whether payment prompts can be answered here (the sandbox institution). */
+  get answersPrompts(): boolean {
+    return this.deps.prompts !== undefined;
+  }
+
+  /**
+   * Answers a sandbox payment prompt for the customer (`reference` is the transferId the
+   * collection was made under), then moves the payment waiting for it on the institution's word
+   * at once, as a confirmed callback would: approved and debited -> accepted with the switch;
+   * declined (or short of funds by then) -> ABORTED, nothing debited. A payment not waiting (yet)
+   * is left to the callback or the recovery worker, which ask the institution.
+   */
+  async answerPrompt(reference: string, outcome: 'approve' | 'decline', request: OperatorRequest): Promise<{ readonly collection: string; readonly payment: OutgoingPaymentRecord | null }> {
+    const prompts = this.deps.prompts;
+    if (prompts === undefined) throw new ConnectorError('UnknownRoute', 'payment prompts are answered only with the sandbox institution');
+    return this.#as(request, `answer-prompt ${outcome}`, 'outgoing_payment', reference, async () => {
+      const answered = await prompts.answerPrompt(reference, outcome === 'approve');
+      const found = await this.deps.outgoingStore.findByTransferId(reference);
+      if (found === undefined) return { collection: answered.state, payment: null };
+      const payment = await this.deps.outgoing.exclusive(found.homeTransactionId, async () => {
+        const current = await this.deps.outgoingSettlement.reread(found.homeTransactionId);
+        if (current.state !== 'AWAITING_DEBIT') return current;
+        return this.deps.outgoingSettlement.applyDebitStatus(current, answered.state);
+      });
+      return { collection: answered.state, payment: (await this.deps.outgoingStore.findByHomeTransactionId(payment.homeTransactionId)) ?? null };
+    });
   }
 
   async #as<T>(request: OperatorRequest, action: string, subject: OperatorSubject, id: string, work: () => Promise<T>): Promise<T> {

@@ -57,6 +57,12 @@ const resolveBody = {
   additionalProperties: false,
   properties: { outcome: { type: 'string', enum: ['COMMITTED', 'ABORTED', 'REFUNDED', 'REJECTED', 'COMPLETED', 'FAILED'] }, reason: textField(500), evidence: textField(500) },
 } as const;
+const promptBody = {
+  type: 'object',
+  required: ['outcome', 'reason'],
+  additionalProperties: false,
+  properties: { outcome: { type: 'string', enum: ['approve', 'decline'] }, reason: textField(500) },
+} as const;
 const itemParams = {
   type: 'object',
   required: ['subject', 'id'],
@@ -174,6 +180,18 @@ export async function buildOperationsServer(deps: OperationsDeps, health: Health
       return 'homeTransactionId' in resolved ? paymentItem(resolved) : transferItem(resolved);
     },
   );
+
+  // The sandbox's customers have no phone: an operator answers their payment prompts (mobile-operator flow).
+  if (deps.actions.answersPrompts) {
+    server.post<{ Params: { reference: string }; Body: { outcome: 'approve' | 'decline'; reason: string } }>(
+      '/operations/sandbox/collections/:reference',
+      { onRequest: authenticate, schema: { params: { type: 'object', required: ['reference'], properties: { reference: textField(128) } }, body: promptBody } },
+      async (request) => {
+        const answered = await deps.actions.answerPrompt(request.params.reference, request.body.outcome, { operator: operatorOf(request), reason: statedText(request.body.reason, 'reason') });
+        return { reference: request.params.reference, collection: answered.collection, payment: answered.payment === null ? null : paymentItem(answered.payment) };
+      },
+    );
+  }
 
   server.get<{ Querystring: ReconciliationQuery }>('/operations/reconciliation', { onRequest: authenticate, schema: { querystring: reconciliationQuery } }, async (request, reply) => {
     const period = periodOf(request.query);

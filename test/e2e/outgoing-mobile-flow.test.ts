@@ -285,6 +285,67 @@ describe('outgoing payments, mobile-operator flow', () => {
   });
 });
 
+describe('outgoing payments, mobile-operator flow: the sandbox\'s prompts', () => {
+  function answer(reference: string, outcome: string, token?: string | null): Promise<{ status: number; body: unknown }> {
+    return h.callOperations('POST', `/operations/sandbox/collections/${reference}`, { outcome, reason: 'customer answered at the branch' }, token);
+  }
+
+  it('an operator approves the prompt: the customer is debited and the payment completes, audited; a second answer is 409', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId, home } = await acceptedPending();
+    expect((await answer(transferId, 'approve', null)).status).toBe(401);
+    const approved = await answer(transferId, 'approve');
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ reference: transferId, collection: 'succeeded', payment: { subject: 'outgoing_payment', id: home, transferId, state: 'COMPLETED' } });
+    expect(switchPuts()).toEqual([{ acceptQuote: true }]);
+    const after = await balances(h);
+    expect(after.of(PAYER_ACCOUNT).balance).toBe('1100.5');
+    expect(after.of(SETTLEMENT_ACCOUNT).balance).toBe(addMoney(zmw(before.of(SETTLEMENT_ACCOUNT).balance), zmw('100')).amount);
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'COMPLETED', flow: 'mobile-operator' });
+
+    expect(await answer(transferId, 'approve')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Transfer already finished differently: the collection already succeeded' } });
+    expect(await answer(transferId, 'decline')).toEqual({ status: 409, body: { statusCode: '3106', message: 'Transfer already finished differently: the collection already succeeded' } });
+    expect(await answer('01JDV6M3AZ6XK1B0SPZ8Q4W2RA', 'approve')).toEqual({ status: 404, body: { statusCode: '3208', message: 'Transfer not found: no collection under this reference' } });
+    expect((await h.callOperations('POST', `/operations/sandbox/collections/${transferId}`, { outcome: 'maybe', reason: 'x' })).status).toBe(400);
+    expect(await balances(h)).toEqual(after);
+    const history = await h.app.audit.history('outgoing_payment', home);
+    expect(history.filter((event) => event.cause === 'operator').map((event) => [event.fromState, event.toState, event.operator, event.reason])).toEqual([
+      ['AWAITING_DEBIT', 'ACCEPTING', 'alice', 'answer-prompt approve: customer answered at the branch'],
+      ['ACCEPTING', 'COMPLETED', 'alice', 'answer-prompt approve: customer answered at the branch'],
+    ]);
+  });
+
+  it('an operator declines the prompt: the payment is aborted, nothing debited', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending();
+    const declined = await answer(transferId, 'decline');
+    expect(declined).toMatchObject({ status: 200, body: { collection: 'failed', payment: { state: 'ABORTED' } } });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+    expect(await balances(h)).toEqual(before);
+  });
+
+  it('a prompt unanswered for 5 minutes expires: the status query aborts the payment, a late approval is 409 and debits nobody', async () => {
+    h = await startHarness({ env: MOBILE });
+    const before = await balances(h);
+    const { transferId } = await acceptedPending();
+    h.clock.advance(5 * 60_000);
+    await h.app.outgoingRecovery.runOnce();
+    expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({
+      state: 'ABORTED',
+      error: { statusCode: '4100', name: 'PayerRejected', message: 'Payer rejected the payment: the customer was not debited' },
+    });
+    expect(switchPuts()).toEqual([{ acceptQuote: false }]);
+    expect(await answer(transferId, 'approve')).toEqual({
+      status: 409,
+      body: { statusCode: '3106', message: 'Transfer already finished differently: the collection already failed (the prompt expired)' },
+    });
+    expect(await h.app.sandbox?.transactionStatus(transferId)).toBe('failed');
+    expect(await balances(h)).toEqual(before);
+  });
+});
+
 /** An amount of the demo institution's currency, for the money helpers. */
 function zmw(amount: string): Money {
   return { amount, currency: 'ZMW' };

@@ -109,4 +109,25 @@ describe('parseSandboxAccountsFile', () => {
       'customers[2].accountId: "outgoing-settlement-zmw" is taken by another account',
     ]);
   });
+
+  it('refuses an account id that is another customer\'s identifier value, which would make that payerId name both', () => {
+    const text = JSON.stringify({
+      currency: 'ZMW',
+      float: { accountId: 'float-zmw', balance: '1000' },
+      customers: [
+        { ...customer, accountId: 'acc-shop', idType: 'ACCOUNT_ID', idValue: '1000234567' },
+        { ...customer, accountId: '1000234567', idValue: '260971000002' },
+        // Not found by payerId (a sub-value), nor a clash with itself: both accepted.
+        { ...customer, accountId: 'acc-3', idValue: 'acc-4', idType: 'ALIAS', idSubValue: 'savings' },
+        { ...customer, accountId: 'acc-4', idValue: '260971000004' },
+        { ...customer, accountId: '4000555', idType: 'ACCOUNT_ID', idValue: '4000555' },
+      ],
+    });
+    expect(problemsOf(text)).toEqual({
+      name: 'ValidationFailed',
+      message:
+        'Generic validation error: the sandbox accounts file has 1 problem(s): customers[1].accountId: "1000234567" is also the ACCOUNT_ID identifier value ' +
+        'of customers[0] (account "acc-shop"), so a payerId "1000234567" would name two customers',
+    });
+  });
 });

@@ -75,6 +75,32 @@ function crossProblems(draft: Draft): string[] {
     const format = identifierFormatProblem(customer.idType, customer.idValue, customer.idSubValue, true);
     if (format !== null) problems.push(`${where}.idValue: ${format}`);
   });
+  problems.push(...payerIdClashes(draft.customers));
+  return problems;
+}
+
+/**
+ * A payerId is an account id or an identifier value without sub-value (payer-lookup.ts): one
+ * customer's account id that is another's identifier value would name both, so is refused here
+ * rather than at the first payment.
+ */
+function payerIdClashes(customers: ReadonlyArray<SandboxCustomerSeed | undefined>): string[] {
+  const byValue = new Map<string, number[]>();
+  customers.forEach((customer, index) => {
+    if (customer === undefined || customer.idSubValue !== undefined) return;
+    byValue.set(customer.idValue, [...(byValue.get(customer.idValue) ?? []), index]);
+  });
+  const problems: string[] = [];
+  customers.forEach((owner, ownerIndex) => {
+    if (owner === undefined) return;
+    for (const otherIndex of byValue.get(owner.accountId) ?? []) {
+      const other = customers[otherIndex];
+      if (other === undefined || other.accountId === owner.accountId) continue;
+      problems.push(
+        `customers[${ownerIndex}].accountId: "${owner.accountId}" is also the ${other.idType} identifier value of customers[${otherIndex}] (account "${other.accountId}"), so a payerId "${owner.accountId}" would name two customers`,
+      );
+    }
+  });
   return problems;
 }
 

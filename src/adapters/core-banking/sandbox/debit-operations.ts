@@ -50,6 +50,29 @@ interface Debit {
   readonly minor: bigint;
   readonly originalReference: string | null;
   readonly refusal: Refusal | undefined;
+  readonly createdAt: string;
+}
+
+/**
+ * How long a payment prompt waits for the customer's answer: 5 minutes, as the REST reference
+ * institution's collections (docs/reference-core-banking-api.yaml). A pending collection older
+ * than that, by the ledger's clock, is failed the first time an operation on its reference sees
+ * it (a repeated collect, the customer's answer, a status query), under the reference's turn:
+ * an answer and the expiry take turns, and whichever comes first decides.
+ */
+export const PROMPT_EXPIRY_MS = 5 * 60 * 1000;
+
+const PROMPT_EXPIRED: Refusal = { errorName: 'PayerRejected', detail: 'the customer did not answer the payment prompt within 5 minutes' };
+
+function promptExpired(debit: Debit, now: string): boolean {
+  return debit.kind === 'collection' && debit.state === 'pending' && Date.parse(now) - Date.parse(debit.createdAt) >= PROMPT_EXPIRY_MS;
+}
+
+/** The debit as it stands once an expired prompt is failed (in the caller's transaction, under the reference's turn). */
+async function expireDue(context: BookContext, debit: Debit): Promise<Debit> {
+  if (!promptExpired(debit, context.now)) return debit;
+  await finishCollection(context, debit, PROMPT_EXPIRED);
+  return { ...debit, state: 'failed', refusal: PROMPT_EXPIRED };
 }
 
 export async function collectDebit(context: BookContext, order: CollectOrder): Promise<DebitOutcome> {
@@ -61,7 +84,7 @@ export async function collectDebit(context: BookContext, order: CollectOrder): P
   if (existing !== undefined) {
     const same = existing.kind === 'collection' && existing.payerId === order.payerId && sameAmount(existing, order.amount, minor);
     if (!same) throw new ConnectorError('ModifiedRequest', 'another debit was made under this reference');
-    return outcomeOf(existing);
+    return outcomeOf(await expireDue(context, existing));
   }
   const lookup = await lockPayer(context, order.payerId);
   const payer = 'payer' in lookup ? lookup.payer : undefined;
@@ -75,10 +98,19 @@ export async function collectDebit(context: BookContext, order: CollectOrder): P
 }
 
 /** The customer's answer to a payment prompt; a pending collection moves money only when approved. */
-export async function settlePendingCollection(context: BookContext, reference: string, approved: boolean): Promise<DebitOutcome> {
+export async function settlePendingCollection(
+  context: BookContext,
+  reference: string,
+  approved: boolean,
+  options: { readonly firstAnswerOnly?: boolean } = {},
+): Promise<DebitOutcome> {
   await lockDebitReferences(context, [reference]);
-  const debit = await findDebit(context, reference);
-  if (debit === undefined || debit.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no collection under this reference');
+  const found = await findDebit(context, reference);
+  if (found === undefined || found.kind !== 'collection') throw new ConnectorError('TransferNotFound', 'no collection under this reference');
+  const debit = await expireDue(context, found);
+  if (debit.state !== 'pending' && options.firstAnswerOnly === true) {
+    throw new ConnectorError('TransferStateConflict', `the collection already ${debit.state}${debit.refusal?.detail === PROMPT_EXPIRED.detail ? ' (the prompt expired)' : ''}`);
+  }
   if (debit.state !== 'pending') {
     if ((debit.state === 'succeeded') !== approved) throw new ConnectorError('TransferStateConflict', `the collection already ${debit.state}`);
     return outcomeOf(debit);
@@ -132,6 +164,16 @@ export async function refundDebit(context: BookContext, order: RefundOrder): Pro
 
 export async function debitState(context: BookContext, reference: string): Promise<DebitState | undefined> {
   return (await findDebit(context, reference))?.state;
+}
+
+/**
+ * Where a debit stands, for the status query, once a pending collection it finds is past its
+ * prompt's expiry: then failed, in this transaction under the reference's turn. Undefined for none.
+ */
+export async function settledDebitState(context: BookContext, reference: string): Promise<DebitState | undefined> {
+  await lockDebitReferences(context, [reference]);
+  const debit = await findDebit(context, reference);
+  return debit === undefined ? undefined : (await expireDue(context, debit)).state;
 }
 
 /**
@@ -246,6 +288,7 @@ function debitFromRow(row: Selectable<DebitsTable>): Debit {
     minor: minorOf(row.amount),
     originalReference: row.original_reference,
     refusal: row.error_name === null ? undefined : { errorName: errorNameOf(row.error_name), detail: row.error_detail ?? '' },
+    createdAt: row.created_at,
   };
 }
 

@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { ConnectorError, assert } from '../../../domain/errors.js';
 import type { Money } from '../../../domain/money.js';
 import type { AccountStatus } from '../../../ports/core-banking.js';
-import { accountFromRow, accountStatusOf, creditActiveAccount, minorOf, recordTransfer, type Account, type BookContext } from './ledger-book.js';
+import { accountFromRow, accountStatusOf, creditActiveAccount, minorOf, recordTransfer, type Account, type AccountRef, type BookContext } from './ledger-book.js';
 import { ShardShort, changeShard, floatOf, shardOf, takeFromFloat } from './ledger-float.js';
 import { positiveMinor } from './ledger-amounts.js';
 import { queryTemplate, rawQuery, type Slots } from '../../store/query-template.js';
@@ -44,9 +44,17 @@ export async function reserveHold(context: BookContext, request: HoldRequest): P
   const minor = positiveMinor(request.amount);
   // Read, not locked: a reservation changes nothing on the payee's account.
   const payee = await takeTurnReading(context, request.reference, request.payeeAccountId);
-  if (payee === undefined || payee.kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
-  if (payee.currency !== request.amount.currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`);
-  const float = await floatOf(context, request.amount.currency);
+  if (payee === undefined || payee.kind !== 'customer') return refuseReserve(context, request, minor, new ConnectorError('PartyNotFound', 'no such payee account'));
+  if (payee.currency !== request.amount.currency) {
+    return refuseReserve(context, request, minor, new ConnectorError('UnsupportedCurrency', `payee account is in ${payee.currency}`));
+  }
+  let float: AccountRef;
+  try {
+    float = await floatOf(context, request.amount.currency);
+  } catch (error) {
+    if (error instanceof ConnectorError) return refuseReserve(context, request, minor, error);
+    throw error;
+  }
   const shard = shardOf(request.reference, context.floatLane);
   // The hold is written first; one already under this reference (a repeat, or a release that
   // came first) is read instead. The reference's turn is ours, so nothing changes it meanwhile.
@@ -86,6 +94,18 @@ export async function commitHold(context: BookContext, request: HoldRequest): Pr
   await changeShard(context, hold.floatAccountId, hold.floatShard, { balance: -minor, held: -minor });
 }
 
+/**
+ * Refuses a reservation, unless a hold is already under its reference: that one answers (a late
+ * reserve after a release, its RELEASED marker, is TransferStateConflict whatever payee or
+ * currency it names; a reserve naming other terms than a hold's is ModifiedRequest). Looked up
+ * only on the way to a refusal, so a reservation that goes ahead costs no extra statement.
+ */
+async function refuseReserve(context: BookContext, request: HoldRequest, minor: bigint, refusal: ConnectorError): Promise<never> {
+  const earlier = await findHold(context, request.reference);
+  if (earlier !== undefined) checkRepeatedReserve(earlier, request, minor);
+  throw refusal;
+}
+
 /** How a reservation in one statement ended (PostgreSQL; reserveHoldAtOnce). */
 export type AtOnceReserve = 'reserved' | 'in-transaction';
 
@@ -104,7 +124,14 @@ export type AtOnceReserve = 'reserved' | 'in-transaction';
 export async function reserveHoldAtOnce(context: BookContext, request: HoldRequest): Promise<AtOnceReserve> {
   const minor = positiveMinor(request.amount).toString();
   const currency = request.amount.currency;
-  const float = await floatOf(context, currency);
+  let float: AccountRef;
+  try {
+    float = await floatOf(context, currency);
+  } catch (error) {
+    // No float in this currency: the transaction answers it, after any hold under the reference.
+    if (error instanceof ConnectorError && error.errorName === 'UnsupportedCurrency') return 'in-transaction';
+    throw error;
+  }
   const shard = shardOf(request.reference, context.floatLane);
   let row;
   try {
@@ -123,12 +150,15 @@ export async function reserveHoldAtOnce(context: BookContext, request: HoldReque
     throw error;
   }
   assert(row !== undefined, 'sandbox: the reservation statement answered no row');
+  if (row.inserted === 1) return 'reserved';
+  // A hold already under this reference answers before the payee is checked, as in reserveHold.
+  if (row.reference !== null) {
+    checkRepeatedReserve(holdFromRow(row), request, BigInt(minor));
+    return 'reserved';
+  }
   if (row.payee_kind !== 'customer') throw new ConnectorError('PartyNotFound', 'no such payee account');
   if (row.payee_currency !== currency) throw new ConnectorError('UnsupportedCurrency', `payee account is in ${String(row.payee_currency)}`);
-  if (row.inserted === 1) return 'reserved';
-  if (row.reference === null) return 'in-transaction';
-  checkRepeatedReserve(holdFromRow(row), request, BigInt(minor));
-  return 'reserved';
+  return 'in-transaction';
 }
 
 /** Text that makes reserveHoldAtOnce's statement fail when the hold's shard is short. */

@@ -104,6 +104,21 @@ describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
       await ledger.collect('c-2', 'acc-twin', zmw('1'));
       expect(await figuresOf(ledger, 'acc-twin')).toEqual({ balance: '4', held: '0' });
     });
+
+    it('refuses a payerId that is one customer\'s account id and another\'s identifier value, in books opened before the accounts check refused them', async () => {
+      await books.close();
+      const clash = { accountId: '4000123', idType: 'MSISDN', idValue: '260971000199', firstName: 'Mapalo', lastName: 'Lungu', status: 'active', balance: '70' } as const;
+      books = await openTestBooks({ ...TEST_ACCOUNTS, customers: [...TEST_ACCOUNTS.customers, clash] }, undefined, { unchecked: true });
+      ledger = books.ledger;
+      await expectError(ledger.collect('c-1', '4000123', zmw('1')), 'PayerRejected', 'Payer rejected the payment: payerId names several customers');
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      // Each is still found by what names it alone.
+      await ledger.collect('c-2', '260971000199', zmw('2'));
+      await ledger.collect('c-3', 'acc-shop', zmw('3'));
+      expect(await figuresOf(ledger, '4000123')).toEqual({ balance: '68', held: '0' });
+      expect(await figuresOf(ledger, 'acc-shop')).toEqual({ balance: '52', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1005', held: '0' });
+    });
   });
 
   describe('collect, mobile-operator flow (pending until the customer answers)', () => {
@@ -143,6 +158,70 @@ describe.each(BOOK_STORES)('on %s', (_store, openTestBooks) => {
       });
       await expectError(ledger.collect('c-2', '260971000103', zmw('1'), { pending: true }), 'PayerRejected');
       await expectError(ledger.settleCollection('c-unknown', true), 'TransferNotFound');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      await expectConserved();
+    });
+  });
+
+  describe('collect, mobile-operator flow: a prompt expires 5 minutes after it was sent', () => {
+    let nowMs = Date.parse('2026-03-01T10:00:00.000Z');
+    const at = (offsetMs: number): void => {
+      nowMs = Date.parse('2026-03-01T10:00:00.000Z') + offsetMs;
+    };
+    const EXPIRED = { state: 'failed', refusal: { errorName: 'PayerRejected', detail: 'the customer did not answer the payment prompt within 5 minutes' } };
+
+    beforeEach(async () => {
+      await books.close();
+      at(0);
+      books = await openTestBooks(TEST_ACCOUNTS, () => new Date(nowMs));
+      ledger = books.ledger;
+    });
+
+    it('is pending until then, failed from then on, and no approval debits the customer afterwards', async () => {
+      expect(await ledger.collect('c-1', PAYER, zmw('25'), { pending: true })).toEqual({ state: 'pending' });
+      at(5 * 60_000 - 1);
+      expect(await ledger.transactionStatus('c-1')).toBe('pending');
+      at(5 * 60_000);
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      await expectError(ledger.settleCollection('c-1', true), 'TransferStateConflict');
+      expect(await ledger.settleCollection('c-1', false)).toEqual(EXPIRED);
+      await expectError(ledger.collect('c-1', PAYER, zmw('25'), { pending: true }), 'PayerRejected', 'Payer rejected the payment: the customer did not answer the payment prompt within 5 minutes');
+      await expectError(ledger.refund('r-1', 'c-1', zmw('25'), PAYER), 'TransferStateConflict');
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      expect(await figuresOf(ledger, FLOAT)).toEqual({ balance: '1000', held: '0' });
+      await expectConserved();
+    });
+
+    it('fails when answered too late, though nothing asked its status before', async () => {
+      await ledger.collect('c-1', PAYER, zmw('25'), { pending: true });
+      await ledger.collect('c-2', PAYER, zmw('10'), { pending: true });
+      at(6 * 60_000);
+      await expectError(ledger.settleCollection('c-1', true), 'TransferStateConflict');
+      expect(await ledger.collect('c-2', PAYER, zmw('10'), { pending: true }).catch((error: unknown) => error)).toBeInstanceOf(ConnectorError);
+      expect(await ledger.transactionStatus('c-1')).toBe('failed');
+      expect(await ledger.transactionStatus('c-2')).toBe('failed');
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
+      await expectConserved();
+    });
+
+    it('keeps an answer given in time: approval and expiry take turns, the first decides', async () => {
+      await ledger.collect('c-1', PAYER, zmw('25'), { pending: true });
+      at(5 * 60_000 - 1);
+      expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
+      at(60 * 60_000);
+      expect(await ledger.transactionStatus('c-1')).toBe('succeeded');
+      expect(await ledger.settleCollection('c-1', true)).toEqual({ state: 'succeeded' });
+      expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '175', held: '0' });
+      await expectConserved();
+    });
+
+    it('settles an approval racing the status query of an expired prompt one way only', async () => {
+      await ledger.collect('c-1', PAYER, zmw('25'), { pending: true });
+      at(5 * 60_000);
+      const [approval, status] = await Promise.allSettled([ledger.settleCollection('c-1', true), ledger.transactionStatus('c-1')]);
+      expect(approval.status).toBe('rejected');
+      expect(status).toEqual({ status: 'fulfilled', value: 'failed' });
       expect(await figuresOf(ledger, 'acc-payer')).toEqual({ balance: '200', held: '0' });
       await expectConserved();
     });

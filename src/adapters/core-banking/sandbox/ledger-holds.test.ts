@@ -161,6 +161,24 @@ describe.each(BOOK_STORES)('on %s', (store, openTestBooks) => {
       await expectConserved('1335', '0');
     });
 
+    it('refuses a late reserve of a released reference as TransferStateConflict whatever payee or currency it names', async () => {
+      await ledger.release(REF);
+      await ledger.reserve(OTHER, zmw('40'), 'acc-payee');
+      await ledger.release(OTHER);
+      for (const reference of [REF, OTHER]) {
+        await expectError(ledger.reserve(reference, zmw('10'), 'acc-nobody'), 'TransferStateConflict');
+        await expectError(ledger.reserve(reference, zmw('10'), 'float-zmw'), 'TransferStateConflict');
+        await expectError(ledger.reserve(reference, { amount: '10', currency: 'USD' }, 'acc-payee'), 'TransferStateConflict');
+        expect(await ledger.transactionStatus(reference)).toBe('failed');
+      }
+      // A hold still held answers a reserve naming other terms as the changed request it is.
+      await ledger.reserve('held-ref', zmw('5'), 'acc-payee');
+      await expectError(ledger.reserve('held-ref', zmw('5'), 'acc-nobody'), 'ModifiedRequest');
+      await expectError(ledger.reserve('held-ref', { amount: '5', currency: 'USD' }, 'acc-payee'), 'ModifiedRequest');
+      expect(await figuresOf(ledger, 'float-zmw')).toEqual({ balance: '1000', held: '5' });
+      await expectConserved('1335', '5');
+    });
+
     it('settles a race of reserve and release on one reference either way, never holding a released reference', async () => {
       const [reserved, released] = await Promise.allSettled([ledger.reserve(REF, zmw('10'), 'acc-payee'), ledger.release(REF)]);
       expect(released.status).toBe('fulfilled');

@@ -5,7 +5,7 @@ import type { PartyId } from '../../../domain/identifiers.js';
 import { formatMinorUnits, toMinorUnits, type Money } from '../../../domain/money.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { findCustomer, insertCustomer, listCustomers } from './customer-records.js';
-import { collectDebit, debitState, refundDebit, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
+import { collectDebit, debitState, refundDebit, settledDebitState, settlePendingCollection, type DebitOutcome } from './debit-operations.js';
 import { commitHold, commitHoldAtOnce, holdState, releaseHold, reserveHold, reserveHoldAtOnce, type AtOnceReserve } from './hold-operations.js';
 import { positiveMinor } from './ledger-amounts.js';
 import { checkConservation, readBalances, type AccountBalance, type ConservationReport } from './ledger-audit.js';
@@ -102,10 +102,21 @@ export class SandboxLedger {
 
   /**
    * Simulates the customer approving (true) or declining (false) a pending collection on the
-   * phone. Answers the outcome: approval fails when the funds are short by then.
+   * phone. Answers the outcome: approval fails when the funds are short by then. A prompt
+   * unanswered for PROMPT_EXPIRY_MS (5 minutes) has failed: answering it then conflicts.
    */
   settleCollection(reference: string, succeeded: boolean): Promise<DebitOutcome> {
     return this.#write((context) => settlePendingCollection(context, reference, succeeded));
+  }
+
+  /**
+   * An operator's answer to a pending payment prompt, for the customer (the operations server's
+   * POST /operations/sandbox/collections/{reference}): as settleCollection, but only the first
+   * answer is taken. TransferNotFound for no collection; TransferStateConflict once it was
+   * answered or expired.
+   */
+  answerPrompt(reference: string, approved: boolean): Promise<DebitOutcome> {
+    return this.#write((context) => settlePendingCollection(context, reference, approved, { firstAnswerOnly: true }));
   }
 
   /** Pays a customer back from the float, at most what `originalReference` debited. */
@@ -118,6 +129,8 @@ export class SandboxLedger {
     // A read: it need not queue behind writes, and a reference's row answers on its own.
     const context: BookContext = { ...this.#context(this.#database.quickReader<SandboxSchema>()), lockRows: false };
     const debit = await debitState(context, reference);
+    // A prompt still pending may have expired: the write decides it under the reference's turn.
+    if (debit === 'pending') return (await this.#write((writing) => settledDebitState(writing, reference))) ?? 'not-found';
     if (debit !== undefined) return debit;
     const hold = await holdState(context, reference);
     switch (hold) {

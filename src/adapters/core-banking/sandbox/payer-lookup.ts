@@ -10,24 +10,31 @@ export interface Refusal {
 export type PayerLookup = { readonly payer: Account } | { readonly refusal: Refusal };
 
 /**
- * Finds (and on PostgreSQL locks) the customer account behind a payerId: an account id first,
- * else the identifier value of a customer of any type that has no sub-value. Two customers
- * sharing that value under different types make the payerId ambiguous, which is refused rather
- * than guessed, since guessing would debit the wrong person.
+ * Finds (and on PostgreSQL locks) the customer account behind a payerId: the account with that
+ * id, or the customer whose identifier value (of any type, without sub-value) it is. A payerId
+ * that names several customers (one customer's account id and another's identifier value, or
+ * two customers sharing the value under different types) is ambiguous, which is refused rather
+ * than guessed, since guessing would debit the wrong person. The candidates are read without a
+ * lock (an account's kind and a customer's identifier never change); only the one payer is locked.
  */
 export async function lockPayer(context: BookContext, payerId: string): Promise<PayerLookup> {
-  const byAccount = (await lockAccounts(context, [payerId])).get(payerId);
-  if (byAccount !== undefined && byAccount.kind === 'customer') return { payer: byAccount };
-  const matches = await context.trx
+  const byAccount = await context.trx
+    .selectFrom('sandbox_accounts')
+    .select('account_id')
+    .where('account_id', '=', payerId)
+    .where('kind', '=', 'customer')
+    .execute();
+  const byIdentifier = await context.trx
     .selectFrom('sandbox_customers')
     .select('account_id')
     .where('id_value', '=', payerId)
     .where('id_sub_value', '=', '')
     .execute();
-  const [first, second] = matches;
+  const candidates = new Set([...byAccount, ...byIdentifier].map((row) => row.account_id));
+  const [first, second] = candidates;
   if (first === undefined) return { refusal: { errorName: 'PartyNotFound', detail: 'no customer with this payerId' } };
   if (second !== undefined) return { refusal: { errorName: 'PayerRejected', detail: 'payerId names several customers' } };
-  const payer = (await lockAccounts(context, [first.account_id])).get(first.account_id);
+  const payer = (await lockAccounts(context, [first])).get(first);
   if (payer === undefined) throw new ConnectorError('Internal', 'sandbox: customer without an account');
   return { payer };
 }
