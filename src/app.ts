@@ -41,7 +41,7 @@ import { IdentifierStore, identifierMigrations } from './identifiers/identifier-
 import { IdentifierRegistration } from './identifiers/registration.js';
 import { IdentifierJobs, identifierJobMigrations } from './identifiers/identifier-jobs.js';
 import { causeOf, runChecks, type HealthCheck } from './http/health.js';
-import { handlersSettled } from './http/server-common.js';
+import { StopSteps, closeServers, drainThenRefuse, dropAllConnections } from './shared/stop-steps.js';
 import { isLoopbackHost, readClientTlsMaterial, readTlsMaterial } from './listen-security.js';
 import { createConnectorMetrics, type ConnectorMetrics } from './metrics/connector-metrics.js';
 import { OperatorActions } from './aggregate/operator-actions.js';
@@ -81,8 +81,15 @@ export interface App {
   readonly operationsServer: FastifyInstance;
   /** Starts the servers and the recovery loops; resolves with the servers' base URLs. */
   start(): Promise<{ incomingUrl: string; outgoingUrl: string; operationsUrl: string }>;
-  /** Stops accepting requests, finishes what is under way, closes the database. */
+  /**
+   * The drain (SHUTDOWN_DRAIN_MS), then refuses new requests (503 2003), ends the recovery passes
+   * and bulk jobs between two items, finishes the requests under way, closes the database.
+   */
   stop(): Promise<void>;
+  /** What the stop under way is still waiting for. */
+  stopWaitingFor(): string[];
+  /** Closes every connection of the servers at once (the stop's deadline has passed). */
+  dropConnections(): void;
 }
 
 /** The composition root's work, apart from reading the environment and process signals. */
@@ -138,8 +145,8 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     leaseMs: config.recovery.leaseMs,
   });
   const loop = new RecoveryLoop(
-    async () => {
-      const report = await recovery.runOnce();
+    async (stop) => {
+      const report = await recovery.runOnce(stop);
       metrics.recordRecovery('incoming_transfer', report);
       return report;
     },
@@ -199,12 +206,12 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
   });
   const identifierJobs = new IdentifierJobs(database, identifiers, identifierStore, () => clock.now(), logger, identifierLeaseMs);
   const outgoingLoop = new RecoveryLoop(
-    async () => {
-      const report = await outgoingRecovery.runOnce();
+    async (stop) => {
+      const report = await outgoingRecovery.runOnce(stop);
       metrics.recordRecovery('outgoing_payment', report);
       // Registrations and removals cut off by a platform outage or a crash, and bulk jobs cut off by a restart.
-      metrics.recordRecovery('identifier', await identifiers.runOnce(config.recovery.leaseMs));
-      await identifierJobs.resumeUnfinished();
+      metrics.recordRecovery('identifier', await identifiers.runOnce(config.recovery.leaseMs, stop));
+      if (!stop.aborted) await identifierJobs.resumeUnfinished();
       return report;
     },
     config.recovery.intervalMs,
@@ -257,6 +264,8 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     ...(operationsTls === undefined ? {} : { tls: operationsTls }),
   });
 
+  const servers = [incomingServer, outgoingServer, operationsServer];
+  const stopSteps = new StopSteps(logger);
   return {
     config,
     database,
@@ -298,18 +307,25 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
       return { incomingUrl, outgoingUrl, operationsUrl };
     },
     async stop() {
-      await loop.stop();
-      await outgoingLoop.stop();
-      // No new requests; then the handlers still running (also those whose client hung up)
-      // finish their writes before anything they use is closed.
-      await Promise.all([outgoingServer.close(), incomingServer.close(), operationsServer.close()]);
-      await Promise.all([handlersSettled(outgoingServer), handlersSettled(incomingServer), handlersSettled(operationsServer)]);
-      await outgoing.idle();
-      await identifierJobs.idle();
-      await sdkClient.close();
-      await coreBanking.close?.();
-      await database.close();
+      // New requests refused first; the recovery passes and bulk jobs end between two items (the
+      // items left wait for their leases); then the handlers still running (also those whose
+      // client hung up) finish their writes before anything they use is closed.
+      await drainThenRefuse(servers, config.shutdown.drainMs, stopSteps);
+      await Promise.all([
+        stopSteps.step('the incoming recovery pass', () => loop.stop()),
+        stopSteps.step('the outgoing and identifier recovery pass', () => outgoingLoop.stop()),
+        stopSteps.step('bulk identifier jobs', () => identifierJobs.stop()),
+      ]);
+      await closeServers(servers, stopSteps);
+      await stopSteps.step('outgoing payments under way', () => outgoing.idle());
+      await stopSteps.step('closing the switch, institution and database connections', async () => {
+        await sdkClient.close();
+        await coreBanking.close?.();
+        await database.close();
+      });
     },
+    stopWaitingFor: () => stopSteps.waitingFor(),
+    dropConnections: () => dropAllConnections(servers),
   };
 }
 

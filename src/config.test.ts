@@ -111,6 +111,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RECOVERY_LEASE_MS: '100000' })).toThrow('RECOVERY_LEASE_MS: 100000 must be above SDK_TIMEOUT_MS and SDK_TRANSFER_TIMEOUT_MS (100000)');
   });
 
+  it('reads the stop deadline and drain, and refuses a drain at or above the deadline', () => {
+    expect(loadConfig({}).shutdown).toEqual({ timeoutMs: 25_000, drainMs: 0 });
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '40000', SHUTDOWN_DRAIN_MS: '5000' }).shutdown).toEqual({ timeoutMs: 40_000, drainMs: 5000 });
+    expect(() => loadConfig({ SHUTDOWN_DRAIN_MS: '25000' })).toThrow('SHUTDOWN_DRAIN_MS: 25000 must be below SHUTDOWN_TIMEOUT_MS (25000), which counts the drain');
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '50' })).toThrow('SHUTDOWN_TIMEOUT_MS: "50" is not a whole number from 100 to 3600000');
+  });
+
   it('lists every problem at once', () => {
     let problems: readonly string[] = [];
     try {

@@ -93,6 +93,12 @@ export interface Config {
   };
   /** The most records one reconciliation report reads (RECONCILIATION_MAX_RECORDS). */
   readonly reconciliationMaxRecords: number;
+  readonly shutdown: {
+    /** The longest a stop may take, its drain included; then the process exits 1 (SHUTDOWN_TIMEOUT_MS). */
+    readonly timeoutMs: number;
+    /** How long /health answers 503 before the stop refuses requests (SHUTDOWN_DRAIN_MS); 0: no drain. */
+    readonly drainMs: number;
+  };
   /** How long the metrics' figures read from the database serve scrapes (METRICS_DATABASE_INTERVAL_MS). */
   readonly metricsDatabaseIntervalMs: number;
   readonly outgoing: OutgoingConfig;
@@ -256,6 +262,10 @@ export function loadConfig(env: Env): Config {
       leaseMs: read.integer('RECOVERY_LEASE_MS', Math.max(120_000, longestSwitchCallMs + 20_000), 100, 3_600_000),
     },
     reconciliationMaxRecords: read.integer('RECONCILIATION_MAX_RECORDS', RECONCILIATION_MAX_RECORDS, 1, 1_000_000),
+    shutdown: {
+      timeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 25_000, 100, 3_600_000),
+      drainMs: read.integer('SHUTDOWN_DRAIN_MS', 0, 0, 3_600_000),
+    },
     metricsDatabaseIntervalMs: read.integer('METRICS_DATABASE_INTERVAL_MS', DEFAULT_DATABASE_INTERVAL_MS, 100, 600_000),
     outgoing,
     mode: read.oneOf('CONNECTOR_MODE', ['dfsp', 'fxp'] as const, 'dfsp'),
@@ -275,6 +285,9 @@ export function loadConfig(env: Env): Config {
   checkOperatorTokensAreOwn(config.operations.operators, config.outgoing, problems);
   if (config.recovery.leaseMs <= longestSwitchCallMs) {
     problems.push(`RECOVERY_LEASE_MS: ${config.recovery.leaseMs} must be above SDK_TIMEOUT_MS and SDK_TRANSFER_TIMEOUT_MS (${longestSwitchCallMs}), so that no step outlasts its lease`);
+  }
+  if (config.shutdown.drainMs > 0 && config.shutdown.drainMs >= config.shutdown.timeoutMs) {
+    problems.push(`SHUTDOWN_DRAIN_MS: ${config.shutdown.drainMs} must be below SHUTDOWN_TIMEOUT_MS (${config.shutdown.timeoutMs}), which counts the drain`);
   }
   checkDemoCredentialsNotProxied(config.allowedHosts, config.outgoing.demoCredentials, problems);
   checkDemoCredentialsNotProxied(config.allowedHosts, config.operations.demoOperator, problems, 'OPERATOR_CREDENTIALS');

@@ -40,13 +40,28 @@ async function start(overrides: AppOverrides): Promise<void> {
   const app = config.mode === 'fxp' ? await buildFxpApp(config, logger) : await buildApp(config, logger, overrides);
   await app.start();
 
+  // A stop has SHUTDOWN_TIMEOUT_MS, its drain included: past it the process says what it was still
+  // waiting for, closes every connection and exits 1; the work left is the recovery workers'.
+  // A second signal exits at once.
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      logger.error({ signal, waitingFor: app.stopWaitingFor() }, 'second stop signal: exiting at once');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'stopping');
+    logger.info({ signal, timeoutMs: config.shutdown.timeoutMs, drainMs: config.shutdown.drainMs }, 'stopping');
+    const deadline = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdown.timeoutMs, waitingFor: app.stopWaitingFor() }, 'stop did not finish within SHUTDOWN_TIMEOUT_MS: closing every connection and exiting');
+      app.dropConnections();
+      process.exit(1);
+    }, config.shutdown.timeoutMs);
+    deadline.unref();
     app.stop().then(
-      () => process.exit(0),
+      () => {
+        clearTimeout(deadline);
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.fatal({ err: error }, 'unclean stop');
         process.exit(1);

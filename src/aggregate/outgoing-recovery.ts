@@ -39,12 +39,12 @@ export class OutgoingRecovery {
     private readonly settings: OutgoingRecoverySettings,
   ) {}
 
-  /** One pass; every change it makes is audited with the cause `recovery`. */
-  runOnce(): Promise<RecoveryReport> {
-    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  /** One pass; every change it makes is audited with the cause `recovery`. A stop ends it between two items. */
+  runOnce(stop?: AbortSignal): Promise<RecoveryReport> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass(stop));
   }
 
-  async #pass(): Promise<RecoveryReport> {
+  async #pass(stop: AbortSignal | undefined): Promise<RecoveryReport> {
     const now = this.clock.now().getTime();
     const groups: Array<[readonly OutgoingState[], number]> = [
       [['REFUNDING', 'CONFIRMING'], this.settings.intentStaleAfterMs],
@@ -80,8 +80,9 @@ export class OutgoingRecovery {
         failed += 1;
         this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code: errorCodeOf(error) }, 'outgoing recovery attempt failed');
       }
-    });
-    if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'outgoing recovery pass outlasted its lease; the items left go to the next pass');
+    }, stop);
+    if (left > 0 && stop?.aborted === true) this.logger.info({ left }, 'outgoing recovery pass ended by the stop; the items left wait for their lease to end');
+    else if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'outgoing recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: claimed.length, finished, failed };
   }
 

@@ -25,16 +25,19 @@ export interface RecoveryReport {
 /**
  * The items of a pass are worked one after the other under one lease. Once the lease is over
  * another replica may claim them, so the pass takes no further item then: the ones left wait for
- * the next pass, of this replica or another. Answers how many were left.
+ * the next pass, of this replica or another. A stop (the signal) also ends the pass between two
+ * items, the one under way finished: the items left wait out their lease, then the next start or
+ * another replica takes them. Answers how many were left.
  */
 export async function workWithinLease<T>(
   items: readonly T[],
   leaseUntil: string,
   clock: Clock,
   work: (item: T) => Promise<void>,
+  stop?: AbortSignal,
 ): Promise<number> {
   for (const [index, item] of items.entries()) {
-    if (clock.now().toISOString() >= leaseUntil) return items.length - index;
+    if (stop?.aborted === true || clock.now().toISOString() >= leaseUntil) return items.length - index;
     await work(item);
   }
   return 0;
@@ -56,12 +59,12 @@ export class InboundRecovery {
     private readonly settings: RecoverySettings,
   ) {}
 
-  /** One pass; every change it makes is audited with the cause `recovery`. */
-  runOnce(): Promise<RecoveryReport> {
-    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  /** One pass; every change it makes is audited with the cause `recovery`. A stop ends it between two items. */
+  runOnce(stop?: AbortSignal): Promise<RecoveryReport> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass(stop));
   }
 
-  async #pass(): Promise<RecoveryReport> {
+  async #pass(stop: AbortSignal | undefined): Promise<RecoveryReport> {
     const now = this.clock.now();
     const leaseUntil = new Date(now.getTime() + this.settings.leaseMs).toISOString();
     const intents = await this.store.claimDueTransfers({
@@ -87,8 +90,9 @@ export class InboundRecovery {
         failed += 1;
         this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, 'recovery attempt failed');
       }
-    });
-    if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'recovery pass outlasted its lease; the items left go to the next pass');
+    }, stop);
+    if (left > 0 && stop?.aborted === true) this.logger.info({ left }, 'recovery pass ended by the stop; the items left wait for their lease to end');
+    else if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: intents.length + unnotified.length, finished, failed };
   }
 
@@ -147,15 +151,18 @@ export class RecoveryLoop {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
+  #stop = new AbortController();
 
   constructor(
-    private readonly pass: () => Promise<unknown>,
+    /** One pass; it ends between two items once `stop` is aborted. */
+    private readonly pass: (stop: AbortSignal) => Promise<unknown>,
     private readonly intervalMs: number,
     private readonly logger: Logger,
   ) {}
 
   start(): void {
     this.#stopped = false;
+    if (this.#stop.signal.aborted) this.#stop = new AbortController();
     this.#schedule();
   }
 
@@ -166,10 +173,15 @@ export class RecoveryLoop {
     this.#schedule(0);
   }
 
+  /** Whether a pass is under way. */
+  get busy(): boolean {
+    return this.#running !== undefined;
+  }
+
   #schedule(delayMs: number = this.intervalMs): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#running = this.pass()
+      this.#running = this.pass(this.#stop.signal)
         .then(() => undefined)
         .catch((error: unknown) => {
           this.logger.error({ code: errorCodeOf(error), err: error }, 'recovery pass failed');
@@ -182,8 +194,10 @@ export class RecoveryLoop {
     this.#timer.unref();
   }
 
+  /** No further pass; the one under way ends after the item it is working on. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stop.abort();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     await this.#running;
   }

@@ -6,7 +6,7 @@ import { openDatabase } from '../adapters/store/open-database.js';
 import type { SqlDatabase } from '../adapters/store/sql-database.js';
 import { RecoveryLoop } from '../aggregate/recovery.js';
 import type { HealthCheck } from '../http/health.js';
-import { handlersSettled } from '../http/server-common.js';
+import { StopSteps, closeServers, drainThenRefuse, dropAllConnections } from '../shared/stop-steps.js';
 import { isLoopbackHost, readTlsMaterial } from '../listen-security.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
@@ -51,6 +51,10 @@ export interface FxpApp {
   readonly operatorActions: FxOperatorActions;
   start(): Promise<{ url: string; operationsUrl: string }>;
   stop(): Promise<void>;
+  /** What the stop under way is still waiting for. */
+  stopWaitingFor(): string[];
+  /** Closes every connection of the servers at once (the stop's deadline has passed). */
+  dropConnections(): void;
 }
 
 /**
@@ -95,7 +99,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     },
   });
   const recovery = new FxRecovery(store, conversions, clock, logger, { batchSize: config.recovery.batchSize, leaseMs: config.recovery.leaseMs });
-  const loop = new RecoveryLoop(() => recovery.runOnce(), config.recovery.intervalMs, logger);
+  const loop = new RecoveryLoop((stop) => recovery.runOnce(stop), config.recovery.intervalMs, logger);
 
   const health: HealthCheck = {
     checks: {
@@ -134,6 +138,7 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
     ...(operationsTls === undefined ? {} : { tls: operationsTls }),
   });
 
+  const stopSteps = new StopSteps(logger);
   return {
     config,
     database,
@@ -162,12 +167,17 @@ export async function buildFxpApp(config: Config, logger: Logger, overrides: Fxp
       return { url, operationsUrl };
     },
     async stop() {
+      const servers = [server, operationsServer];
+      await drainThenRefuse(servers, config.shutdown.drainMs, stopSteps);
       rates.stop();
-      await loop.stop();
-      await Promise.all([server.close(), operationsServer.close()]);
-      await Promise.all([handlersSettled(server), handlersSettled(operationsServer)]);
-      await exchange.close?.();
-      await database.close();
+      await stopSteps.step('the conversion recovery pass', () => loop.stop());
+      await closeServers(servers, stopSteps);
+      await stopSteps.step('closing the exchange and database connections', async () => {
+        await exchange.close?.();
+        await database.close();
+      });
     },
+    stopWaitingFor: () => stopSteps.waitingFor(),
+    dropConnections: () => dropAllConnections([server, operationsServer]),
   };
 }

@@ -1,4 +1,5 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ConnectorError, type ErrorName } from '../domain/errors.js';
@@ -119,15 +120,23 @@ export function createServer(options: ServerOptions): FastifyInstance {
     }
   });
 
-  let closing = false;
+  const stopping = trackConnections(server);
   server.addHook('preClose', (done) => {
-    closing = true;
+    stopping.refusing = true;
     done();
   });
-  server.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    void reply.header('connection', 'close');
-    done(new ConnectorError('ShuttingDown'));
+  server.addHook('onRequest', (request, reply, done) => {
+    if (stopping.refusing) {
+      void reply.header('connection', 'close');
+      return done(new ConnectorError('ShuttingDown'));
+    }
+    // The drain before a stop: the readiness probe says so, every other route serves as usual.
+    if (stopping.draining && request.url.split('?')[0] === '/health') {
+      const mapped = mapError(new ConnectorError('ShuttingDown', 'unhealthy: shutting-down'));
+      void reply.status(mapped.status).send(mapped.body);
+      return;
+    }
+    done();
   });
   server.addHook('onRequest', hostCheck(server, options.allowedHosts ?? []));
   // Path and query text follows the same rules as body text (parseJsonBody).
@@ -247,6 +256,102 @@ function trackHandlers(server: FastifyInstance): void {
 export async function handlersSettled(server: FastifyInstance): Promise<void> {
   const running = runningHandlers.get(server);
   while (running !== undefined && running.size > 0) await Promise.allSettled([...running]);
+}
+
+/** What a server's stop needs to know of its connections and requests. */
+interface StopState {
+  /** New requests are answered 503 2003 (the stop has begun). */
+  refusing: boolean;
+  /** The drain before a stop: /health answers 503, the rest serves. */
+  draining: boolean;
+  /** The listener is closed: a connection is ended as soon as it carries no request. */
+  closing: boolean;
+  /** Open connections, each with its requests whose answers are not yet written. */
+  readonly connections: Map<Duplex, Set<IncomingMessage>>;
+}
+
+const stopStates = new WeakMap<FastifyInstance, StopState>();
+
+/**
+ * Follows each connection and the requests it carries, from their headers' arrival to their
+ * answer's end. Fastify's close drops only the connections Node counts as idle, which leaves
+ * one that has sent nothing yet or part of its headers open until its timeout (65 s or more).
+ */
+function trackConnections(server: FastifyInstance): StopState {
+  const state: StopState = { refusing: false, draining: false, closing: false, connections: new Map() };
+  stopStates.set(server, state);
+  const follow = (socket: Duplex): void => {
+    if (state.closing) {
+      socket.destroy();
+      return;
+    }
+    state.connections.set(socket, new Set());
+    socket.once('close', () => state.connections.delete(socket));
+  };
+  // Over TLS the requests come on the TLS socket, known once its handshake is done (a handshake
+  // has its own limit, handshakeTimeout).
+  server.server.on(server.server instanceof HttpsServer ? 'secureConnection' : 'connection', follow);
+  server.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    const requests = state.connections.get(socket);
+    if (requests === undefined) return;
+    requests.add(request);
+    response.once('close', () => {
+      requests.delete(request);
+      if (state.closing && requests.size === 0) socket.destroySoon();
+    });
+  });
+  return state;
+}
+
+/** From now on the server answers every new request 503 2003 (Service shutting down). */
+export function refuseNewRequests(server: FastifyInstance): void {
+  const state = stopStates.get(server);
+  if (state !== undefined) state.refusing = true;
+}
+
+/** Starts or ends the drain before a stop: /health answers 503 naming shutting-down, nothing else changes. */
+export function setDraining(server: FastifyInstance, draining: boolean): void {
+  const state = stopStates.get(server);
+  if (state !== undefined) state.draining = draining;
+}
+
+/**
+ * Closes the server: no new connections; a connection with no request under way (none sent yet,
+ * headers or a body only partly sent, or idle between requests) is closed at once; a request under
+ * way is answered and its connection closed after; once every route handler has settled and every
+ * answer is written, whatever is left is closed. Resolves once the server is closed.
+ */
+export async function closeServer(server: FastifyInstance): Promise<void> {
+  const state = stopStates.get(server);
+  if (state === undefined) {
+    await server.close();
+    await handlersSettled(server);
+    return;
+  }
+  state.refusing = true;
+  const closed = server.close();
+  state.closing = true;
+  for (;;) {
+    await handlersSettled(server);
+    let answering = false;
+    for (const [socket, requests] of state.connections) {
+      // A request not wholly received by now never reached its handler: not waited for.
+      if ([...requests].some((request) => request.complete)) answering = true;
+      else socket.destroy();
+    }
+    if (!answering) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  server.server.closeAllConnections();
+  await closed;
+  await handlersSettled(server);
+}
+
+/** Closes every connection of the server at once (the stop's deadline has passed). */
+export function dropConnections(server: FastifyInstance): void {
+  for (const socket of stopStates.get(server)?.connections.keys() ?? []) socket.destroy();
+  server.server.closeAllConnections();
 }
 
 /** Fastify's own errors (validation, JSON syntax, size) become catalogue errors. */

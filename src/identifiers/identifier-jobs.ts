@@ -215,6 +215,8 @@ const LINE_PAGE_ROWS = 5_000;
 
 export class IdentifierJobs {
   readonly #running = new Map<string, Promise<void>>();
+  /** Aborted by stop(): a job ends between two pages of lines or two platform calls. */
+  readonly #stop = new AbortController();
   /** Each job's last counted progress, with when it was counted and what counting it cost. */
   readonly #counted = new Map<string, { readonly view: JobView; readonly at: number; readonly costMs: number }>();
 
@@ -293,7 +295,7 @@ export class IdentifierJobs {
    * one started by its upload, with the upload's.
    */
   resume(jobId: string, by: 'upload' | 'recovery' = 'upload'): void {
-    if (this.#running.has(jobId)) return;
+    if (this.#running.has(jobId) || this.#stop.signal.aborted) return;
     const processed = by === 'recovery' ? withAuditCause({ cause: 'recovery' }, () => this.#process(jobId)) : this.#process(jobId);
     const work = processed
       .catch((error: unknown) => this.logger.error({ jobId, err: error }, 'identifier job stopped; resumed by the next pass'))
@@ -308,6 +310,21 @@ export class IdentifierJobs {
     return jobs.length;
   }
 
+  /**
+   * Ends every job between two pages of lines or two platform calls (the page or call under way
+   * finished) and resolves once they have ended. Their lines stay pending and their identifiers
+   * due: a job left RUNNING is resumed by the recovery pass of the next start or of another replica.
+   */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.idle();
+  }
+
+  /** How many jobs this process is working on. */
+  get running(): number {
+    return this.#running.size;
+  }
+
   /** Resolves when every job this process started has stopped. */
   async idle(): Promise<void> {
     while (this.#running.size > 0) await Promise.all([...this.#running.values()]);
@@ -318,7 +335,9 @@ export class IdentifierJobs {
     if (job === undefined) return;
     const action = job.action === 'opt-out' ? 'opt-out' : 'register';
     // Each pending line once per pass, in line order: a line that failed is left for the next pass.
+    const stop = this.#stop.signal;
     for (let after = 0; ; ) {
+      if (stop.aborted) return this.#stoppedMidway(jobId);
       const pending = await this.pendingLines(jobId, 500, after);
       const last = pending.at(-1);
       if (last === undefined) break;
@@ -328,7 +347,8 @@ export class IdentifierJobs {
       after = last.line;
     }
     // Every line read: the platform calls, batched per currency, each batch leased while it is sent.
-    await this.registration.sendJob(jobId, this.leaseMs);
+    await this.registration.sendJob(jobId, this.leaseMs, stop);
+    if (stop.aborted) return this.#stoppedMidway(jobId);
     // A line whose processing failed waits for the next pass.
     if ((await this.pendingLines(jobId, 1)).length > 0) return;
     // Done once the platform answered every identifier; until then the next pass resumes the job
@@ -339,6 +359,10 @@ export class IdentifierJobs {
       await trx.updateTable('identifier_jobs').set({ state: 'DONE', updated_at: this.now().toISOString() }).where('job_id', '=', jobId).execute();
     });
     this.logger.info({ jobId, action }, 'identifier job done');
+  }
+
+  #stoppedMidway(jobId: string): void {
+    this.logger.info({ jobId }, 'identifier job ended by the stop; resumed by the next start or another replica');
   }
 
   /**

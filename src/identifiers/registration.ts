@@ -155,7 +155,7 @@ export class IdentifierRegistration {
    * (a repeated registration is an update at the platform, a repeated removal a no-op). A
    * registration answered after its identifier was opted out is removed again at once.
    */
-  async send(records: readonly IdentifierRecord[], leaseMs: number): Promise<number> {
+  async send(records: readonly IdentifierRecord[], leaseMs: number, stop?: AbortSignal): Promise<number> {
     let moved = 0;
     const removals = records.filter((candidate) => candidate.state === 'OPTING_OUT');
     const registrations = records.filter((record) => record.state === 'REQUESTED');
@@ -167,6 +167,8 @@ export class IdentifierRegistration {
     }
     for (const group of byCurrency.values()) {
       for (let start = 0; start < group.length; start += this.settings.batchSize) {
+        // A stop ends the work between two platform calls; what is left is due at the next pass.
+        if (stop?.aborted === true) return moved;
         const batch = group.slice(start, start + this.settings.batchSize);
         const answer = await this.#platformCall('registerIdentifiers')(batch.map((record) => ({ ...keyOf(record), currency: record.currency })));
         // Each identifier's own compare-and-set, several in flight so that they commit in groups.
@@ -180,6 +182,7 @@ export class IdentifierRegistration {
       }
     }
     for (const record of removals) {
+      if (stop?.aborted === true) return moved;
       const held = await this.store.lease(record, 'OPTING_OUT', leaseMs, record.leaseUntil);
       if (held === undefined) continue;
       try {
@@ -331,13 +334,14 @@ export class IdentifierRegistration {
   }
 
   /** Sends a job's waiting identifiers, a leased batch at a time (never alongside the recovery pass). */
-  async sendJob(jobId: string, leaseMs: number): Promise<void> {
+  async sendJob(jobId: string, leaseMs: number, stop?: AbortSignal): Promise<void> {
     for (;;) {
+      if (stop?.aborted === true) return;
       const claimed = await this.store.claimJob(jobId, this.settings.batchSize, leaseMs);
       if (claimed.length === 0) return;
       let moved: number;
       try {
-        moved = await this.send(claimed, leaseMs);
+        moved = await this.send(claimed, leaseMs, stop);
       } finally {
         await this.#releaseLeases(claimed);
       }
@@ -352,14 +356,15 @@ export class IdentifierRegistration {
 
   /** The recovery pass: sends what is due (outages, crashes mid-batch), a batch at a time. */
   /** One pass; every change it makes is audited with the cause `recovery`. */
-  runOnce(leaseMs: number): Promise<{ claimed: number }> {
-    return withAuditCause({ cause: 'recovery' }, () => this.#pass(leaseMs));
+  runOnce(leaseMs: number, stop?: AbortSignal): Promise<{ claimed: number }> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass(leaseMs, stop));
   }
 
-  async #pass(leaseMs: number): Promise<{ claimed: number }> {
+  async #pass(leaseMs: number, stop: AbortSignal | undefined): Promise<{ claimed: number }> {
+    if (stop?.aborted === true) return { claimed: 0 };
     const due = await this.store.claimDue(this.settings.batchSize, leaseMs);
     try {
-      if (due.length > 0) await this.send(due, leaseMs);
+      if (due.length > 0) await this.send(due, leaseMs, stop);
     } finally {
       await this.#releaseLeases(due);
     }

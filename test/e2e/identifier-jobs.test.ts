@@ -233,6 +233,26 @@ describe('bulk identifier registration', () => {
     expect(accountsPosts(second)).toHaveLength(1);
   });
 
+  it('a job under way at a stop ends between two pages of lines, and the next start resumes and finishes it', async () => {
+    h = await startHarness();
+    const dataDir = h.dataDir;
+    // No such customers: each line is REFUSED, 500 lines a page.
+    const lines = Array.from({ length: 1500 }, (_, index) => `MSISDN,2609${String(index).padStart(8, '0')},,a,2026-11-20T08:00:00Z,app`);
+    const submitted = await upload(h, [HEADER, ...lines].join('\n'));
+    expect(submitted.status).toBe(202);
+    const jobId = String(submitted.body['jobId']);
+    const fakeSwitch = h.fakeSwitch;
+    // Before, the stop waited for the whole job: it was DONE with its 1500 lines once the stop ended.
+    await h.stop();
+    const second = await startHarness({ dataDir, fakeSwitch });
+    h = second;
+    const left = (await second.callOutgoing('GET', `/identifiers/jobs/${jobId}`)).body as Record<string, unknown>;
+    expect(left['state']).toBe('RUNNING');
+    expect(Number(left['processed'])).toBeLessThanOrEqual(500);
+    expect(await second.app.identifierJobs.resumeUnfinished()).toBe(1);
+    expect(await done(second, jobId)).toMatchObject({ state: 'DONE', total: 1500, processed: 1500, outcomes: { REFUSED: 1500 } });
+  });
+
   it('a job stopped by an institution outage is finished by the recovery pass, whose changes the audit trail records as recovery', async () => {
     h = await startHarness({ overrides: { wrapCoreBanking: (inner) => new FaultyCoreBanking(inner, { operations: ['identifierEligibility'], failures: 1, kind: 'unavailable' }) } });
     const submitted = await upload(h, [HEADER, 'MSISDN,260971000001,,a,2026-11-20T08:00:00Z,app', 'MSISDN,260971000002,,a,2026-11-20T08:00:00Z,app'].join('\n'));

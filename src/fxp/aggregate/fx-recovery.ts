@@ -28,17 +28,25 @@ export class FxRecovery {
     private readonly settings: FxRecoverySettings,
   ) {}
 
-  /** One pass; every change it makes is audited with the cause `recovery`. */
-  runOnce(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
-    return withAuditCause({ cause: 'recovery' }, () => this.#pass());
+  /**
+   * One pass; every change it makes is audited with the cause `recovery`. A stop ends it between
+   * two conversions, the one under way finished; the lease of each one left is given back.
+   */
+  runOnce(stop?: AbortSignal): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
+    return withAuditCause({ cause: 'recovery' }, () => this.#pass(stop));
   }
 
-  async #pass(): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
+  async #pass(stop: AbortSignal | undefined): Promise<{ claimed: number; finished: number; failed: number; flagged: number }> {
     const due = await this.store.claimDue(this.settings.batchSize, this.settings.leaseMs);
     let finished = 0;
     let failed = 0;
     let flagged = 0;
-    for (const claimed of due) {
+    for (const [index, claimed] of due.entries()) {
+      if (stop?.aborted === true) {
+        for (const left of due.slice(index)) await this.store.releaseLease(left);
+        this.logger.info({ left: due.length - index }, 'conversion recovery pass ended by the stop; the conversions left are given back');
+        break;
+      }
       const id = claimed.commitRequestId;
       try {
         const outcome = await this.conversions.serially(id, async () => {
