@@ -779,13 +779,14 @@ describe('a job\'s CSV report', () => {
 });
 
 describe('a job\'s progress', () => {
-  it('is 404 3200 for a job that does not exist, and a store that failed is an error like any other (it had been 404 3208)', async () => {
+  it('is 404 3200 for a job that does not exist, and 503 when the store cannot be reached (it had been 404 3208)', async () => {
     h = await startHarness();
     const missing = '0'.repeat(32);
     expect(await h.callOutgoing('GET', `/identifiers/jobs/${missing}`)).toEqual({ status: 404, body: { statusCode: '3200', message: `Identifier job not found: no identifier job ${missing}` } });
     const spy = vi.spyOn(h.app.identifierJobs, 'view').mockRejectedValue(new Error('Connection terminated unexpectedly'));
     try {
-      expect(await h.callOutgoing('GET', `/identifiers/jobs/${missing}`)).toEqual({ status: 500, body: { statusCode: '2001', message: 'Internal server error' } });
+      // A store that cannot be reached is an outage (503), not a missing job (it had been 404 3208) nor a bug (500 until 2026-11-27).
+      expect(await h.callOutgoing('GET', `/identifiers/jobs/${missing}`)).toEqual({ status: 503, body: { statusCode: '2003', message: 'Service currently unavailable: the database cannot be reached; retry later' } });
     } finally {
       spy.mockRestore();
     }
