@@ -5,7 +5,7 @@ import { SdkClient } from '../../src/adapters/switch/sdk-client.js';
 import { OutgoingSettlement } from '../../src/aggregate/outgoing-settlement.js';
 import { intentHold } from '../../src/shared/held-while.js';
 import { startFakeSwitch } from '../support/fake-switch.js';
-import { ManualClock, TEST_CALLBACK_SECRET, type Harness } from '../support/harness.js';
+import { ManualClock, TEST_CALLBACK_SECRET, replicaDatabase, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, callbackHeaders, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { balances, startHarness } from '../support/sandbox-harness.js';
 import { interceptCoreBanking, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
@@ -76,7 +76,7 @@ describe('a payment prompt still on its way is not sent again by another replica
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
     const first = await startHarness({ fakeSwitch, clock, env, overrides: { wrapCoreBanking: prompts.wrap } });
-    const second = await startHarness({ fakeSwitch, clock, env, dataDir: first.dataDir, overrides: { wrapCoreBanking: prompts.wrap } });
+    const second = await startHarness({ fakeSwitch, clock, env, dataDir: first.dataDir, overrides: { database: replicaDatabase(first.dataDir), wrapCoreBanking: prompts.wrap } });
     cleanups.push(async () => {
       prompts.letThrough();
       await second.stop();
@@ -129,8 +129,8 @@ describe('a prompt sent again is out as long as the first: nobody prompts a thir
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     const env = { SANDBOX_OUTGOING_FLOW: 'mobile-operator', CALLBACK_WAIT_MS: '600000' };
     const a = await startHarness({ fakeSwitch, clock, env, overrides: { wrapCoreBanking: wrap } });
-    const b = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { wrapCoreBanking: wrap } });
-    const c = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { wrapCoreBanking: wrap } });
+    const b = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { database: replicaDatabase(a.dataDir), wrapCoreBanking: wrap } });
+    const c = await startHarness({ fakeSwitch, clock, env, dataDir: a.dataDir, overrides: { database: replicaDatabase(a.dataDir), wrapCoreBanking: wrap } });
     cleanups.push(async () => {
       open();
       await c.stop();
@@ -164,7 +164,7 @@ describe('an outgoing payment is accepted at the switch once, whoever else comes
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     // Two replicas: two connectors on one database and one switch.
     const first = await startHarness({ fakeSwitch, clock });
-    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir });
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir, overrides: { database: replicaDatabase(first.dataDir) } });
     cleanups.push(async () => {
       await second.stop();
       await first.close();

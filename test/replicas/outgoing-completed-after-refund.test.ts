@@ -1,6 +1,4 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteDatabase } from '../../src/adapters/store/sqlite-database.js';
 import { interceptCoreBanking, type CoreBankingOperation } from '../../src/adapters/core-banking/intercept.js';
 import { ConnectorError } from '../../src/domain/errors.js';
 import { SqlOutgoingStore } from '../../src/adapters/store/outgoing-store.js';
@@ -9,7 +7,7 @@ import type { CoreBanking } from '../../src/ports/core-banking.js';
 import type { OutboundTransferRequest, TransferContinuation } from '../../src/ports/outgoing-switch.js';
 import type { SwitchConnector } from '../../src/ports/switch-connector.js';
 import { hubHasNoSuchTransfer, startFakeSwitch, type FakeSwitch } from '../support/fake-switch.js';
-import { ManualClock, type Harness } from '../support/harness.js';
+import { ManualClock, replicaDatabase, type Harness } from '../support/harness.js';
 import { PAYER_ACCOUNT, channelDebit, initiate, sendMoneyBody } from '../support/outgoing-bodies.js';
 import { balances, startHarness } from '../support/sandbox-harness.js';
 
@@ -103,9 +101,7 @@ describe('an accept that completes after another replica refunded the customer',
     const fakeSwitch = await startFakeSwitch({ now: () => clock.now() });
     const accepts = new AcceptsHeld(fakeSwitch.url);
     const first = await startHarness({ fakeSwitch, clock, overrides: { switchConnector: accepts } });
-    // Two replicas in one process on one file: the second opens it without the lock the connector's own store takes (openDatabase refuses a second opener).
-    const database = new SqliteDatabase(join(first.dataDir, 'connector.db'));
-    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir, overrides: { database, ...(options.wrapSecond === undefined ? {} : { wrapCoreBanking: options.wrapSecond }) } });
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir, overrides: { database: replicaDatabase(first.dataDir), ...(options.wrapSecond === undefined ? {} : { wrapCoreBanking: options.wrapSecond }) } });
     cleanups.push(async () => {
       accepts.letGo();
       await second.stop();
@@ -248,7 +244,7 @@ describe('an accept that completes after another replica refunded the customer',
     // One connection stands for the 64 of production, each held by a slow call (a POST /transfers may take 100 s).
     const narrow = new SdkClient({ baseUrl: fakeSwitch.url, timeoutMs: 3000, transferTimeoutMs: 1500, connections: 1 });
     const first = await startHarness({ fakeSwitch, clock, overrides: { switchConnector: narrow } });
-    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir, overrides: { database: new SqliteDatabase(join(first.dataDir, 'connector.db')) } });
+    const second = await startHarness({ fakeSwitch, clock, dataDir: first.dataDir, overrides: { database: replicaDatabase(first.dataDir) } });
     cleanups.push(async () => {
       await second.stop();
       await first.close();

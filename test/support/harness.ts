@@ -4,9 +4,20 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { buildApp, type App, type AppOverrides } from '../../src/app.js';
+import { SqliteDatabase } from '../../src/adapters/store/sqlite-database.js';
 import { loadConfig, type Env } from '../../src/config.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { startFakeSwitch, type FakeSwitch } from './fake-switch.js';
+
+/**
+ * The database of a second replica in this process on the same SQLite file as a harness started
+ * on `dataDir`: opened without the lock the connector's own store takes (openDatabase refuses a
+ * second opener), for tests that stand two replicas up in one process. Pass it as
+ * `overrides.database`; the replica's stop closes it.
+ */
+export function replicaDatabase(dataDir: string): SqliteDatabase {
+  return new SqliteDatabase(join(dataDir, 'connector.db'));
+}
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
