@@ -277,7 +277,7 @@ describe('an accept that completes after another replica refunded the customer',
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Before, the accept went out once the connection was free, and the switch completed the transfer.
     expect(fakeSwitch.requests.filter((r) => r.method === 'PUT' && r.path === `/transfers/${transferId}`)).toEqual([]);
-    expect(fakeSwitch.transferOf(home)?.state).not.toBe('COMPLETED');
+    expect(fakeSwitch.transferOf(home)?.state).toBe('WAITING_FOR_QUOTE_ACCEPTANCE');
     expect(await stateOf(first, transferId)).toMatchObject({ state: 'REFUNDED', needsAttention: false, lastError: null });
     expect((await balances(first)).of(PAYER_ACCOUNT).balance).toBe('1200.5');
   });
