@@ -154,8 +154,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const outageLog = new OutageLog(options.logger, options.name);
   server.setErrorHandler((error: FastifyError, request, reply) => {
     // (An institution's or the switch's refused connection arrives as a ConnectorError of its own.)
-    const outage = !(error instanceof ConnectorError) && isStoreOutage(error);
-    const converted = outage ? new ConnectorError('StoreUnavailable') : convertFastifyError(error);
+    // The request's own errors first (a client that hung up mid-body is ECONNRESET too, and a 400):
+    // only what is left, from a handler, may be the database's.
+    const own = convertFastifyError(error);
+    const outage = !(own instanceof ConnectorError) && isStoreOutage(own);
+    const converted = outage ? new ConnectorError('StoreUnavailable') : own;
     const hide = options.hideInstitutionDetail === true;
     const mapped = mapError(converted, { hideInstitutionDetail: hide });
     if (outage) {
@@ -451,21 +454,34 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex & { 
  */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
-class OutageLog {
+export class OutageLog {
   #loggedAt = Number.NEGATIVE_INFINITY;
   #unlogged = 0;
+  #flush: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly logger: Logger,
     private readonly server: string,
+    private readonly intervalMs = OUTAGE_LOG_INTERVAL_MS,
   ) {}
 
   record(route: string, error: unknown): void {
     this.#unlogged += 1;
-    const now = performance.now();
-    if (now - this.#loggedAt < OUTAGE_LOG_INTERVAL_MS) return;
-    this.logger.error({ server: this.server, route, failedRequests: this.#unlogged, err: error }, 'database unavailable; requests answered 503');
-    this.#loggedAt = now;
+    const sinceMs = performance.now() - this.#loggedAt;
+    if (sinceMs >= this.intervalMs) {
+      this.#log({ route, err: error });
+      return;
+    }
+    // The failures of the interval are told at its end, so the last of an outage are not lost.
+    this.#flush ??= setTimeout(() => {
+      this.#flush = undefined;
+      if (this.#unlogged > 0) this.#log({ route });
+    }, this.intervalMs - sinceMs).unref();
+  }
+
+  #log(detail: { route: string; err?: unknown }): void {
+    this.logger.error({ server: this.server, ...detail, failedRequests: this.#unlogged }, 'database unavailable; requests answered 503');
+    this.#loggedAt = performance.now();
     this.#unlogged = 0;
   }
 }

@@ -5,6 +5,8 @@
  * full disk, an I/O error. Such a request is answered 503 and logged as an outage, not as an
  * unexpected error: the work is durable up to its last commit, and the caller's retry (the switch
  * connector retries every 5xx) is answered from the stored record once the database is back.
+ * The HTTP layer asks only about errors left once a request's own (a client hanging up mid-body,
+ * also ECONNRESET) are sorted out.
  */
 export function isStoreOutage(error: unknown): boolean {
   for (let depth = 0, current: unknown = error; depth < 4 && current instanceof Error; depth += 1, current = current.cause) {
@@ -20,10 +22,17 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
  * starting), 53xxx (insufficient resources: disk full, out of memory, too many connections).
  */
 const POSTGRES_STATE = /^(08...|57P0[123]|53...)$/;
-/** SQLite result codes (better-sqlite3's `code`, extended codes included). */
-const SQLITE_CODE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CANTOPEN|READONLY)/;
-/** What node-postgres and the connector's own commit groups say when a connection is gone. */
-const LOST_CONNECTION = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|connection lost during a group commit)/;
+/**
+ * SQLite result codes (better-sqlite3's `code`, extended codes included): the file locked by
+ * another program, a full disk, an I/O error. Not LOCKED, READONLY or CANTOPEN, which say the
+ * connector misuses or misconfigures its file: those stay unexpected errors, logged as such.
+ */
+const SQLITE_CODE = /^SQLITE_(BUSY|FULL|IOERR)/;
+/**
+ * What node-postgres and the connector's own commit groups say when a connection is gone (not
+ * "Client was closed and is not queryable": a client used after its release is a bug).
+ */
+const LOST_CONNECTION = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection lost during a group commit)/;
 
 function outage(error: Error): boolean {
   const code = 'code' in error && typeof error.code === 'string' ? error.code : undefined;
