@@ -308,7 +308,7 @@ export async function buildApp(config: Config, logger: Logger, overrides: AppOve
     },
     async stop() {
       // New requests refused first; the recovery passes and bulk jobs end between two items (the
-      // items left wait for their leases); then the handlers still running (also those whose
+      // items a pass claimed and did not work are given back); then the handlers still running (also those whose
       // client hung up) finish their writes before anything they use is closed.
       await drainThenRefuse(servers, config.shutdown.drainMs, stopSteps);
       await Promise.all([

@@ -81,7 +81,11 @@ export class OutgoingRecovery {
         this.logger.warn({ homeTransactionId: payment.homeTransactionId, state: payment.state, code: errorCodeOf(error) }, 'outgoing recovery attempt failed');
       }
     }, stop);
-    if (left > 0 && stop?.aborted === true) this.logger.info({ left }, 'outgoing recovery pass ended by the stop; the items left wait for their lease to end');
+    if (left > 0 && stop?.aborted === true) {
+      // Given back, so that the next start or another replica takes them at once.
+      await this.store.releaseClaims(claimed.slice(claimed.length - left).map((payment) => payment.homeTransactionId), leaseUntil);
+      this.logger.info({ left }, 'outgoing recovery pass ended by the stop; the items left are given back');
+    }
     else if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'outgoing recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: claimed.length, finished, failed };
   }

@@ -102,16 +102,13 @@ export class OutgoingSettlement {
    * that still waits for the quote's acceptance then never received it (a crash cut the call
    * off): the quote is withdrawn, see withdraw().
    */
-  confirm(payment: Payment, options: { readonly acceptLost?: boolean } = {}): Promise<Payment> {
+  async confirm(payment: Payment, options: { readonly acceptLost?: boolean } = {}): Promise<Payment> {
     assert(payment.state === 'CONFIRMING', `confirm from ${payment.state}`);
-    return this.whileHeld(payment, () => this.confirmHeld(payment, options));
-  }
-
-  private async confirmHeld(payment: Payment, options: { readonly acceptLost?: boolean }): Promise<Payment> {
     const transferId = transferIdOf(payment);
     let status;
     try {
-      status = await this.switchConnector.getTransfer(transferId);
+      // Held while the switch is asked; not across the bookkeeping after it, whose failure record frees the row.
+      status = await this.whileHeld(payment, () => this.switchConnector.getTransfer(transferId));
     } catch (error) {
       return this.recordFailure(payment, error);
     }
@@ -148,7 +145,7 @@ export class OutgoingSettlement {
   private async withdraw(payment: Payment): Promise<Payment> {
     const transferId = transferIdOf(payment);
     this.logger.warn({ transferId, homeTransactionId: payment.homeTransactionId }, 'switch never received the accept; withdrawing the quote');
-    const answer = await this.switchConnector.continueTransfer(transferId, { acceptQuote: false });
+    const answer = await this.whileHeld(payment, () => this.switchConnector.continueTransfer(transferId, { acceptQuote: false }));
     if (answer.outcome === 'answered') {
       const switchState = answer.transfer.currentState ?? 'UNSPECIFIED';
       if (switchState === 'ABORTED') {

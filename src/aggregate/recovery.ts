@@ -26,8 +26,8 @@ export interface RecoveryReport {
  * The items of a pass are worked one after the other under one lease. Once the lease is over
  * another replica may claim them, so the pass takes no further item then: the ones left wait for
  * the next pass, of this replica or another. A stop (the signal) also ends the pass between two
- * items, the one under way finished: the items left wait out their lease, then the next start or
- * another replica takes them. Answers how many were left.
+ * items, the one under way finished: the caller gives the items left back (their claims released),
+ * for the next start or another replica. Answers how many were left, the last of `items`.
  */
 export async function workWithinLease<T>(
   items: readonly T[],
@@ -83,7 +83,8 @@ export class InboundRecovery {
     });
     let finished = 0;
     let failed = 0;
-    const left = await workWithinLease([...intents, ...unnotified], leaseUntil, this.clock, async (transfer) => {
+    const claimed = [...intents, ...unnotified];
+    const left = await workWithinLease(claimed, leaseUntil, this.clock, async (transfer) => {
       try {
         if (await this.recover(transfer)) finished += 1;
       } catch (error) {
@@ -91,7 +92,11 @@ export class InboundRecovery {
         this.logger.warn({ transferId: transfer.transferId, state: transfer.state, code: errorCodeOf(error) }, 'recovery attempt failed');
       }
     }, stop);
-    if (left > 0 && stop?.aborted === true) this.logger.info({ left }, 'recovery pass ended by the stop; the items left wait for their lease to end');
+    if (left > 0 && stop?.aborted === true) {
+      // Given back, so that the next start or another replica takes them at once.
+      await this.store.releaseTransferClaims(claimed.slice(claimed.length - left).map((transfer) => transfer.transferId), leaseUntil);
+      this.logger.info({ left }, 'recovery pass ended by the stop; the items left are given back');
+    }
     else if (left > 0) this.logger.warn({ left, leaseMs: this.settings.leaseMs }, 'recovery pass outlasted its lease; the items left go to the next pass');
     return { claimed: intents.length + unnotified.length, finished, failed };
   }

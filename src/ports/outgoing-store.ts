@@ -140,6 +140,8 @@ export interface OutgoingStore {
    * further stays.
    */
   holdIntent(homeTransactionId: string, state: OutgoingState, until: string): Promise<boolean>;
+  /** Gives back claims made with `leaseUntil` that the worker will not work (a stop ended its pass). */
+  releaseClaims(homeTransactionIds: readonly string[], leaseUntil: string): Promise<void>;
   /** Claims due payments in `states`, leasing them so that no other worker takes them meanwhile. */
   claimDue(options: ClaimOptions): Promise<OutgoingPaymentRecord[]>;
   /** Payments flagged as needing manual action, oldest first. */

@@ -170,6 +170,8 @@ export interface InboundStore {
    * recovery workers until `until`, if it is still in `state`; a lease reaching further stays.
    */
   holdTransfer(transferId: string, state: InboundTransferState, until: string): Promise<boolean>;
+  /** Gives back claims made with `leaseUntil` that the worker will not work (a stop ended its pass). */
+  releaseTransferClaims(transferIds: readonly string[], leaseUntil: string): Promise<void>;
   /** Transfers matching `search`, newest first. */
   searchTransfers(search: RecordSearch): Promise<TransferRecord[]>;
   /**

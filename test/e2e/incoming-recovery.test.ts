@@ -169,13 +169,39 @@ describe('recovery', () => {
     expect(await answer).toEqual({ status: 503, body: { statusCode: '2003', message: 'Institution unavailable' } });
     // (A transfer being committed reads RESERVED from the outside.)
     expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'RESERVED' });
-    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
-    h.clock.advance(301);
+    // The failure's record ends the hold: the retry is due by its backoff (60 ms), not by the hold's end (300 ms after its last renewal).
+    h.clock.advance(61);
     expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect(commits).toBe(2);
     const after = await balances(h);
     expect(after.of(payeeAccount).balance).toBe(formatMinorUnits(toMinorUnits(before.of(payeeAccount).balance, ZMW) + 9900n, ZMW));
     expect(after.float.held).toBe('0');
+  });
+
+  it('a pass a stop ends between two items gives the items left back: the next pass takes them at once', async () => {
+    const stop = new AbortController();
+    const h = await startHarness({
+      overrides: {
+        wrapCoreBanking: interceptOne('commit', async (call, count) => {
+          // The notifications' own commits fail; the recovery pass's first one meets the stop.
+          if (count <= 2) throw new ConnectorError('InstitutionUnavailable', 'down');
+          if (count === 3) stop.abort();
+          return call();
+        }),
+      },
+    });
+    cleanups.push(() => h.close());
+    const first = await reserve(h, '100');
+    const second = await reserve(h, '50');
+    for (const { transferId } of [first, second]) expect((await h.call('PUT', `/transfers/${transferId}`, notification('COMPLETED'))).status).toBe(503);
+    h.clock.advance(1_001);
+    expect(await h.app.recovery.runOnce(stop.signal)).toEqual({ claimed: 2, finished: 1, failed: 0 });
+    const leases = await h.app.database.reader<{ inbound_transfers: { transfer_id: string; state: string; lease_until: string | null } }>().selectFrom('inbound_transfers').select(['transfer_id', 'state', 'lease_until']).orderBy('transfer_id').execute();
+    const left = leases.find((row) => row.state === 'COMMITTING');
+    expect(left).toEqual({ transfer_id: left?.transfer_id, state: 'COMMITTING', lease_until: null });
+    // No clock moved: the item left is due now, not after RECOVERY_LEASE_MS.
+    expect(await h.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
+    for (const { transferId } of [first, second]) expect((await h.call('GET', `/transfers/${transferId}`)).body).toMatchObject({ transferState: 'COMMITTED' });
   });
 
   it('a pass that outlasts its lease takes no further item: the rest wait for the next pass', async () => {

@@ -251,8 +251,8 @@ describe('outgoing payments, bank flow: refunds', () => {
     });
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDING', attempts: 1 });
     expect((await balances(h)).of(PAYER_ACCOUNT).balance).toBe('1100.5');
-    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
-    h.clock.advance(301);
+    // The failure's record ends the hold: the retry is due by its backoff (60 ms), not by the hold's end (300 ms after its last renewal).
+    h.clock.advance(61);
     expect(await h.app.outgoingRecovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0 });
     expect(refunds).toBe(2);
     expect((await h.callOutgoing('GET', `/send-money/${transferId}`)).body).toMatchObject({ state: 'REFUNDED', attempts: 0 });

@@ -100,8 +100,8 @@ describe('FX conversions under exchange faults', () => {
     letGo();
     expect(await notified).toEqual({ status: 503, body: { statusCode: '2003', message: 'Institution unavailable' } });
     expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTING', attempts: 1 });
-    // The hold lasts 300 ms past its last renewal and the retry is due 60 ms after the failure: then the worker's.
-    fx.clock.advance(301);
+    // The failure's record ends the hold: the retry is due by its backoff (60 ms), not by the hold's end (300 ms after its last renewal).
+    fx.clock.advance(61);
     expect(await fx.app.recovery.runOnce()).toEqual({ claimed: 1, finished: 1, failed: 0, flagged: 0 });
     expect(commits).toBe(2);
     expect(await fx.app.store.findConversion(id)).toMatchObject({ state: 'COMMITTED', attempts: 1 });

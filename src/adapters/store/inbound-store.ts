@@ -15,7 +15,7 @@ import type {
   TransferRecord,
 } from '../../ports/store.js';
 import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
-import { claimDueKeys, holdRow } from './lease-claim.js';
+import { claimDueKeys, holdRow, releaseClaims } from './lease-claim.js';
 import { visitChanged } from './changed-pages.js';
 import { amountTypeOf, idTypeOf } from './stored-values.js';
 import { queryTemplate, slotRow, type Slots } from './query-template.js';
@@ -141,6 +141,10 @@ export class SqlInboundStore implements InboundStore {
 
   holdTransfer(transferId: string, state: InboundTransferState, until: string): Promise<boolean> {
     return holdRow(this.database, 'inbound_transfers', 'transfer_id', transferId, state, until);
+  }
+
+  releaseTransferClaims(transferIds: readonly string[], leaseUntil: string): Promise<void> {
+    return releaseClaims(this.database, 'inbound_transfers', 'transfer_id', transferIds, leaseUntil);
   }
 
   async searchTransfers(search: RecordSearch): Promise<TransferRecord[]> {

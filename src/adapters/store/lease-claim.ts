@@ -71,3 +71,16 @@ export async function holdRow(database: SqlDatabase, table: string, keyColumn: s
     return Number(result.numUpdatedRows) === 1;
   });
 }
+
+/**
+ * Gives back the claims of `keys` a worker made with `leaseUntil` and will not work (a stop ended
+ * its pass): without it they would wait out the lease (RECOVERY_LEASE_MS, two minutes or more)
+ * before the next start or another replica could take them. A row whose lease has changed since
+ * (another holder's) is left as it is.
+ */
+export async function releaseClaims(database: SqlDatabase, table: string, keyColumn: string, keys: readonly string[], leaseUntil: string): Promise<void> {
+  if (keys.length === 0) return;
+  await database.autocommit<Record<string, LeasedRow & Record<string, string | null>>, void>(async (db) => {
+    await db.updateTable(table).set({ lease_until: null }).where(keyColumn, 'in', [...keys]).where('lease_until', '=', leaseUntil).execute();
+  });
+}

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,12 @@ describe('openDatabase', () => {
     const inUse = `the SQLite file ${path} is in use by another connector process (it holds ${path}.lock): one process per SQLite file; stop the other, or run several replicas on PostgreSQL`;
     const first = await openDatabase({ kind: 'sqlite', location: path, poolMax: 1 });
     await expect(openDatabase({ kind: 'sqlite', location: path, poolMax: 1 })).rejects.toThrow(new SqliteFileInUse(inUse));
+    // The same file through a symbolic link is the same file.
+    const linked = join(directory, 'linked.db');
+    symlinkSync(path, linked);
+    await expect(openDatabase({ kind: 'sqlite', location: linked, poolMax: 1 })).rejects.toThrow(
+      new SqliteFileInUse(`the SQLite file ${linked} is in use by another connector process (it holds ${path}.lock): one process per SQLite file; stop the other, or run several replicas on PostgreSQL`),
+    );
     await first.close();
     const second = await openDatabase({ kind: 'sqlite', location: path, poolMax: 1 });
     await second.migrate(connectorMigrations);

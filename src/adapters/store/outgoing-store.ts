@@ -11,7 +11,7 @@ import type {
   PaymentKind,
 } from '../../ports/outgoing-store.js';
 import type { ChangedPeriod, OperatorGuard, RecordSearch } from '../../ports/store.js';
-import { claimDueKeys, holdRow } from './lease-claim.js';
+import { claimDueKeys, holdRow, releaseClaims } from './lease-claim.js';
 import { visitChanged } from './changed-pages.js';
 import { AuditedTable, RECORD_COLUMNS } from './audited-table.js';
 import { queryTemplate, type Slots } from './query-template.js';
@@ -120,6 +120,10 @@ export class SqlOutgoingStore implements OutgoingStore {
 
   holdIntent(homeTransactionId: string, state: OutgoingState, until: string): Promise<boolean> {
     return holdRow(this.database, 'outgoing_payments', 'home_transaction_id', homeTransactionId, state, until);
+  }
+
+  releaseClaims(homeTransactionIds: readonly string[], leaseUntil: string): Promise<void> {
+    return releaseClaims(this.database, 'outgoing_payments', 'home_transaction_id', homeTransactionIds, leaseUntil);
   }
 
   async scheduleNow(homeTransactionId: string, state: OutgoingState, now: string): Promise<boolean> {

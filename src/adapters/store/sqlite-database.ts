@@ -1,6 +1,6 @@
-import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type KyselyPlugin, type PluginTransformResultArgs, type QueryResult, type SqliteDatabase as KyselySqliteDatabase, type SqliteStatement, type UnknownRow } from 'kysely';
 import { DurabilityGate, fileSync, type FileSync } from './durability-gate.js';
@@ -67,10 +67,14 @@ export class SqliteFileInUse extends Error {}
  * statements), but nothing in SQLite stops a second one from opening the same file. The lock is
  * an exclusive transaction held open on a small database of its own beside the file
  * (`<path>.lock`), which a second opener cannot begin; the operating system drops it when the
- * process ends, however it ends, so a killed connector never leaves it behind. Answers its release.
+ * process ends, however it ends, so a killed connector never leaves it behind. The file system
+ * must honour byte-range locks between processes (a local disk does; some network file systems
+ * do not, and SQLite itself is not safe on them). Answers its release.
  */
 export function holdFileLock(path: string): () => void {
-  const lockPath = `${path}.lock`;
+  // The file's own name, links resolved, so that a path through a symbolic link finds the same lock.
+  const real = existsSync(path) ? realpathSync(path) : join(realpathSync(dirname(path)), basename(path));
+  const lockPath = `${real}.lock`;
   const connection = new BetterSqlite3(lockPath, { timeout: 0 });
   try {
     connection.exec('begin exclusive');

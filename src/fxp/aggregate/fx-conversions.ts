@@ -219,7 +219,7 @@ export class FxConversions {
       await this.#recordFailure(conversion, error);
       throw error;
     }
-    const moved = await this.deps.store.transition(id, ['RESERVING'], 'RESERVED', { lastError: null });
+    const moved = await this.deps.store.transition(id, ['RESERVING'], 'RESERVED', { lastError: null, freeLease: true });
     if (moved === undefined) {
       const now = await this.deps.store.findConversion(id);
       if (now?.state !== 'RESERVED' && now?.state !== 'COMMITTING' && now?.state !== 'COMMITTED') throw new ConnectorError('TransferStateConflict', `conversion ${id} is ${now?.state ?? 'gone'}`);
@@ -401,7 +401,7 @@ export class FxConversions {
     const message = error instanceof Error ? error.message : String(error);
     // A contradiction the switch reported stays the conversion's last error.
     const lastError = isContradiction(conversion.lastError) ? conversion.lastError : message.slice(0, 500);
-    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError, keepContradiction: true });
+    await this.deps.store.note(conversion.commitRequestId, conversion.state, { attempts, nextAttemptAt: this.#later(backoff), needsAttention, lastError, keepContradiction: true, freeLease: true });
     this.deps.logger.warn({ commitRequestId: conversion.commitRequestId, state: conversion.state, attempts, err: isConnectorError(error) ? error.message : error }, 'conversion step failed; the recovery worker retries');
   }
 

@@ -151,6 +151,11 @@ export interface ConversionChanges {
   readonly errorName?: string | null;
   /** See TransferChanges.keepContradiction (src/ports/store.ts). */
   readonly keepContradiction?: boolean;
+  /**
+   * The holder of the conversion's lease records its own outcome: the lease ends now (a hold its
+   * call renewed, `hold`), so the next attempt is due by `nextAttemptAt`, not by the hold's end.
+   */
+  readonly freeLease?: boolean;
 }
 
 export class FxStore {
@@ -240,7 +245,7 @@ export class FxStore {
   /** Compare-and-set: moves the conversion from one of `from` to `to`; undefined when it was not in `from`. */
   async transition(commitRequestId: string, from: readonly ConversionState[], to: ConversionState, changes: ConversionChanges = {}): Promise<ConversionRecord | undefined> {
     const now = this.#now().toISOString();
-    const set = { state: to, updated_at: now, ...columns(changes) };
+    const set = { state: to, updated_at: now, ...columns(changes), ...(changes.freeLease === true ? { lease_until: now } : {}) };
     const keep = changes.keepContradiction === true ? { keepContradiction: true } : {};
     const row = await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'transition', from, set, at: now, errorCode: changes.errorName ?? null, ...keep });
     return row === undefined ? undefined : conversionOf(row);
@@ -258,7 +263,7 @@ export class FxStore {
   /** Records a failed attempt or a flag without changing the state. */
   async note(commitRequestId: string, state: ConversionState, changes: ConversionChanges): Promise<void> {
     const now = this.#now().toISOString();
-    const set = { updated_at: now, ...columns(changes) };
+    const set = { updated_at: now, ...columns(changes), ...(changes.freeLease === true ? { lease_until: now } : {}) };
     const keep = changes.keepContradiction === true ? { keepContradiction: true } : {};
     await CONVERSIONS.update(this.#database, { key: commitRequestId, event: 'attempt', from: [state], set, at: now, errorCode: changes.errorName ?? null, ...keep });
   }
