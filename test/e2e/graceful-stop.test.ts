@@ -164,9 +164,9 @@ describe('stopping the connector (SIGTERM)', () => {
     const refused = await post(`${running.incomingUrl}/quoterequests`, quoteRequest({ payeeMsisdn: payee?.idValue ?? '', amount: '10' }));
     expect(refused).toEqual({ status: 503, body: { statusCode: '2003', message: 'Service shutting down; retry on another instance' } });
     expect(await exitWithin(running, 20_000)).toBe(0);
-    // Only the transfer under way at the signal was asked about; the five left wait for their lease.
+    // Only the transfer under way at the signal was asked about; the five left are given back for the next start.
     expect(fake.asked.length).toBe(1);
-    expect(running.lines.filter((line) => line['msg'] === 'recovery pass ended by the stop; the items left wait for their lease to end').map((line) => line['left'])).toEqual([5]);
+    expect(running.lines.filter((line) => line['msg'] === 'recovery pass ended by the stop; the items left are given back').map((line) => line['left'])).toEqual([5]);
   }, 60_000);
 
   it('past SHUTDOWN_TIMEOUT_MS the process exits 1, naming what it was still waiting for', async () => {
