@@ -73,13 +73,14 @@ describe('heldWhile', () => {
       },
       (error) => failures.push(error),
       async () => {
-        await sleep(75);
+        // Until the renewal after the failed one (timers slip on a loaded machine).
+        while (calls < 2) await sleep(5);
         return 42;
       },
     );
     expect(answer).toBe(42);
     expect(failures).toEqual([new Error('store unavailable')]);
-    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBe(2);
   });
 
   it('passes the work\'s own failure on once the renewals stop', async () => {
